@@ -1,0 +1,28 @@
+"""EXXIT rules engine: positions, moves, forced dances, enlargement, scoring, notation.
+
+Pure Python, no third-party imports.  The rulings followed are those of the project's RULES.md;
+the Python surface is described in docs/INTERFACES.md.
+
+>>> import rules
+>>> pos = rules.Position.standard()
+>>> pos = rules.apply_move(pos, rules.parse_move_text("place 0,0"))
+>>> [m.text for m in rules.legal_moves(pos)][:2]
+['place 0,1', 'place 1,-1']
+"""
+
+from .engine import (analyze, apply_move, end_reason, forced_dances, islands, legal_moves,
+                     move_from_json, score, winner)
+from .geometry import DIRECTIONS, STEPS, neighbours
+from .moves import (Dance, Enlarge, LayTile, Move, MoveFormatError, Pass, Place, move_to_json,
+                    parse_move_text)
+from .game import Game, Outcome
+from .position import (BLACK, COLOURS, WHITE, IllegalMoveError, Position, PositionError,
+                       UnknownDiscsError, position_from_json, position_to_json)
+
+__all__ = [
+    "WHITE", "BLACK", "COLOURS", "DIRECTIONS", "STEPS", "neighbours",
+    "Position", "Game", "Outcome", "Move", "Dance", "Enlarge", "Place", "Pass", "LayTile",
+    "PositionError", "IllegalMoveError", "UnknownDiscsError", "MoveFormatError",
+    "position_from_json", "position_to_json", "move_from_json", "move_to_json", "parse_move_text",
+    "forced_dances", "legal_moves", "apply_move", "islands", "score", "winner", "end_reason", "analyze",
+]

@@ -1,0 +1,431 @@
+"""Move generation, move application, islands, score and analysis (RULES.md sections 6-10).
+
+Pure functions of a :class:`~rules.position.Position`.  The forced dances of a colour are
+computed once per position object and kept on it (positions are immutable), so generating the
+legal moves and then applying one of them walks the board once.
+
+>>> from rules import Position, legal_moves, apply_move
+>>> pos = apply_move(Position.standard(), Place((0, 0)))
+>>> legal_moves(pos)[:2]
+[Place((0, 1)), Place((1, -1))]
+>>> score(pos)
+{'white': 4, 'black': 3}
+"""
+
+from .geometry import DELTAS, DIRECTIONS, decode, encode
+from .moves import (Dance, Enlarge, LayTile, Move, MoveFormatError, Pass, Place, dance_to_json,
+                    move_shape_from_json, move_to_json)
+from .position import (BLACK, COLOURS, OTHER, WHITE, IllegalMoveError, Position, PositionError,
+                       UnknownDiscsError, _hash_items)
+
+_PASS = Pass()
+_place_moves = {}
+_tile_moves = {}
+
+
+def _dance_scan(pos, colour):
+    """Every dance of ``colour`` (RULES.md 7.1) as codes ``(a, d, k, m, h)``, perimeter ones first.
+
+    ``a`` origin, ``d`` direction index, ``k`` distance to the target, ``m`` tile cells sown, ``h``
+    height; the dance is a perimeter dance when ``m < h``.  Returns ``(perimeter, other)`` lists.
+    """
+    tiles = pos._tiles
+    stacks = pos._stacks
+    perimeter = []
+    inner = []
+    for a, discs in stacks.items():
+        if discs[-1] != colour or a not in tiles:
+            continue
+        h = len(discs)
+        for d in range(6):
+            delta = DELTAS[d]
+            c = a
+            for k in range(1, h + 1):
+                c += delta
+                if c not in tiles:
+                    break
+                target = stacks.get(c)
+                if target is None:
+                    continue
+                if target[-1] == colour or len(target) > h:
+                    break
+                m = k
+                while m < h:
+                    c += delta
+                    if c not in tiles:
+                        break
+                    m += 1
+                if m == h:
+                    inner.append((a, d, k, m, h))
+                elif c not in stacks:
+                    perimeter.append((a, d, k, m, h))
+                break
+    return perimeter, inner
+
+
+def _make_dance(code):
+    a, d, k, m, h = code
+    delta = DELTAS[d]
+    drops = tuple(decode(a + delta * i) for i in range(1, m + 2 if m < h else m + 1))
+    return Dance._resolved(decode(a), DIRECTIONS[d], decode(a + delta * k), drops, m < h, code)
+
+
+def _forced(pos, colour):
+    """The forced dances of ``colour``, memoised on the position: dict (origin, direction) -> Dance."""
+    forced = pos._forced.get(colour)
+    if forced is None:
+        perimeter, inner = _dance_scan(pos, colour)
+        codes = sorted(perimeter or inner)
+        forced = {}
+        for code in codes:
+            dance = _make_dance(code)
+            forced[(dance.origin, dance.direction)] = dance
+        pos._forced[colour] = forced
+    return forced
+
+
+def forced_dances(pos, colour):
+    """The dances ``colour`` must choose from if it were to move, after perimeter priority (7.4).
+
+    Works whatever the side to move and even when the game is over; sorted by origin, then
+    direction index.  Example 4 of the rule text: the perimeter dance west is the only forced one.
+
+    >>> pos = Position({(-1, 0): "white", (0, 0): "white", (1, 0): "white", (2, 0): "white",
+    ...                 (0, 1): "white", (0, 2): "white", (1, -1): "white", (2, -1): "white"},
+    ...                {(0, 0): ("white", "white"), (1, 0): ("black",), (-1, 0): ("black",),
+    ...                 (0, 1): ("black", "black"), (2, -1): ("white",)}, to_move="white")
+    >>> forced_dances(pos, "white")
+    [Dance((0, 0), 'W', target=(-1, 0), drops=((-1, 0), (-2, 0)), perimeter=True)]
+    """
+    if colour not in COLOURS:
+        raise ValueError(f"unknown colour {colour!r}")
+    return list(_forced(pos, colour).values())
+
+
+def _tile_neighbour_count(tiles, code):
+    return sum(1 for delta in DELTAS if code + delta in tiles)
+
+
+def _enlarge_sites(pos):
+    """Cells (codes) of the off-World stacks touching at least 2 tiles, if the supply allows."""
+    if pos.tiles_left < 1:
+        return []
+    tiles = pos._tiles
+    return sorted(c for c in pos._stacks if c not in tiles and _tile_neighbour_count(tiles, c) >= 2)
+
+
+def _empty_tiles(pos):
+    stacks = pos._stacks
+    return sorted(c for c in pos._tiles if c not in stacks)
+
+
+def _setup_sites(pos):
+    tiles = pos._tiles
+    stacks = pos._stacks
+    sites = {c + delta for c in tiles for delta in DELTAS}
+    return sorted(c for c in sites if c not in tiles and c not in stacks)
+
+
+def _place(code):
+    move = _place_moves.get(code)
+    if move is None:
+        move = _place_moves[code] = Place(decode(code))
+    return move
+
+
+def _lay_tile(code):
+    move = _tile_moves.get(code)
+    if move is None:
+        move = _tile_moves[code] = LayTile(decode(code))
+    return move
+
+
+def _require_mover(pos):
+    if pos.to_move is None:
+        raise PositionError("the side to move is unknown")
+    return pos.to_move
+
+
+def legal_moves(pos):
+    """Every legal move of the side to move, in the turn priority of RULES.md 6.
+
+    Forced dances if any; otherwise enlargements and placements; otherwise a pass.  During the
+    experienced set-up only ``tile`` moves; nothing once the game is over.  Raises
+    :class:`PositionError` when the side to move is unknown.
+
+    >>> legal_moves(Position.experienced())[:3]
+    [LayTile((-1, 0)), LayTile((-1, 1)), LayTile((-1, 2))]
+    """
+    mover = _require_mover(pos)
+    if pos.is_game_over():
+        return []
+    if pos.setup_tiles_left:
+        return [_lay_tile(c) for c in _setup_sites(pos)]
+    forced = _forced(pos, mover)
+    if forced:
+        return list(forced.values())
+    moves = [_enlarge_move(pos, c, mover)[0] for c in _enlarge_sites(pos)]
+    if pos._reserves[mover]:
+        moves.extend(_place(c) for c in _empty_tiles(pos))
+    return moves or [_PASS]
+
+
+def _enlarge_move(pos, site, mover):
+    """Run the cascade from ``site``: (Enlarge move, new tiles dict, new stacks dict, reserves)."""
+    tiles = dict(pos._tiles)
+    stacks = dict(pos._stacks)
+    reserves = dict(pos._reserves)
+    laid = []
+    unknown = []
+    supply = pos.tiles_left
+
+    def convert(code):
+        nonlocal supply
+        for disc in stacks.pop(code):
+            if disc is None:
+                unknown.append(code)
+            else:
+                reserves[disc] += 1
+        tiles[code] = mover
+        laid.append(code)
+        supply -= 1
+        for delta in DELTAS:
+            n = code + delta
+            if supply and n in stacks and n not in tiles and _tile_neighbour_count(tiles, n) >= 2:
+                convert(n)
+
+    convert(site)
+    move = Enlarge(decode(site), [decode(c) for c in laid])
+    return move, tiles, stacks, reserves, laid, unknown
+
+
+def apply_move(pos, move):
+    """The position after ``move``; raises :class:`IllegalMoveError` if it is not legal.
+
+    A move parsed from text or short JSON (a dance without target and drops, an enlargement
+    without new tiles) is accepted: the position supplies the rest.  Raises
+    :class:`UnknownDiscsError` when the move needs the colour of an unread disc.
+
+    >>> pos = Position({(0, 0): "white", (1, 0): "white", (0, 1): "black"},
+    ...                {(1, -1): ("black",), (-1, 0): ("white",)}, to_move="white")
+    >>> after = apply_move(pos, Enlarge((1, -1)))
+    >>> after.tiles[(1, -1)], after.reserves["black"], after.to_move
+    ('white', 8, 'black')
+    """
+    if not isinstance(move, Move):
+        raise TypeError(f"not a move: {move!r}")
+    mover = _require_mover(pos)
+    if pos.is_game_over():
+        raise IllegalMoveError(f"{move.text}: the game is over")
+    other = OTHER[mover]
+    if pos.setup_tiles_left:
+        if not isinstance(move, LayTile):
+            raise IllegalMoveError(f"{move.text}: the experienced set-up lays tiles first")
+        code = encode(*move.at)
+        tiles = pos._tiles
+        if code in tiles or code in pos._stacks or not any(code + d in tiles for d in DELTAS):
+            raise IllegalMoveError(f"{move.text}: a set-up tile goes on an empty cell touching the World")
+        new_tiles = dict(tiles)
+        new_tiles[code] = mover
+        return Position._make(new_tiles, pos._stacks, other, pos._reserves, pos.tiles_left - 1,
+                              pos.total_tiles, 0, pos.setup_tiles_left - 1,
+                              pos._tiles_hash ^ hash((code, mover)), pos._stacks_hash)
+    forced = _forced(pos, mover)
+    if isinstance(move, Dance):
+        dance = forced.get((move.origin, move.direction))
+        if dance is None:
+            raise IllegalMoveError(f"{move.text}: not a forced dance of {mover}")
+        return _apply_dance(pos, dance._code, other)
+    if forced:
+        raise IllegalMoveError(f"{move.text}: {mover} must dance ({next(iter(forced.values())).text})")
+    if isinstance(move, Place):
+        code = encode(*move.at)
+        if code not in pos._tiles or code in pos._stacks:
+            raise IllegalMoveError(f"{move.text}: a disc goes on an empty tile")
+        if not pos._reserves[mover]:
+            raise IllegalMoveError(f"{move.text}: {mover} has no disc in reserve")
+        stacks = dict(pos._stacks)
+        stacks[code] = (mover,)
+        reserves = dict(pos._reserves)
+        reserves[mover] -= 1
+        return Position._make(pos._tiles, stacks, other, reserves, pos.tiles_left, pos.total_tiles,
+                              0, 0, pos._tiles_hash, pos._stacks_hash ^ hash((code, (mover,))))
+    if isinstance(move, Enlarge):
+        code = encode(*move.at)
+        if code not in _enlarge_sites(pos):
+            raise IllegalMoveError(f"{move.text}: not an off-World stack touching 2 tiles (or the supply is empty)")
+        _, tiles, stacks, reserves, laid, unknown = _enlarge_move(pos, code, mover)
+        if unknown:
+            raise UnknownDiscsError(f"{move.text}: would return a disc of unknown colour (at {decode(unknown[0])}) to a reserve")
+        return Position._make(tiles, stacks, other, reserves, pos.tiles_left - len(laid),
+                              pos.total_tiles, 0, 0, _hash_items(tiles), _hash_items(stacks))
+    if isinstance(move, Pass):
+        if legal_moves(pos) != [_PASS]:
+            raise IllegalMoveError(f"pass: {mover} has a move to make")
+        return Position._make(pos._tiles, pos._stacks, other, pos._reserves, pos.tiles_left,
+                              pos.total_tiles, pos.passes + 1, 0, pos._tiles_hash, pos._stacks_hash)
+    raise IllegalMoveError(f"{move.text}: set-up tiles are laid only in the experienced set-up")
+
+
+def _apply_dance(pos, code, other):
+    a, d, k, m, h = code
+    stacks = dict(pos._stacks)
+    discs = stacks.pop(a)
+    sh = pos._stacks_hash ^ hash((a, discs))
+    delta = DELTAS[d]
+    c = a
+    for i in range(m):
+        disc = discs[i]
+        if disc is None:
+            raise UnknownDiscsError(f"dance {decode(a)} {DIRECTIONS[d]}: a disc of unknown colour would become a top")
+        c += delta
+        old = stacks.get(c)
+        if old is None:
+            new = (disc,)
+        else:
+            sh ^= hash((c, old))
+            new = old + (disc,)
+        stacks[c] = new
+        sh ^= hash((c, new))
+    if m < h:
+        c += delta
+        rest = discs[m:]
+        stacks[c] = rest
+        sh ^= hash((c, rest))
+    return Position._make(pos._tiles, stacks, other, pos._reserves, pos.tiles_left, pos.total_tiles,
+                          0, 0, pos._tiles_hash, sh)
+
+
+def islands(pos, colour):
+    """The islands of ``colour`` (edge-connected groups of its tiles), largest first.
+
+    Each island lists its cells sorted; islands of equal size are ordered by their first cell.
+
+    >>> islands(Position.standard(), "black")
+    [[(0, 1)], [(1, -1)]]
+    """
+    return [[decode(c) for c in island] for island in _islands(pos, colour)]
+
+
+def _islands(pos, colour):
+    tiles = pos._tiles
+    todo = {c for c, v in tiles.items() if v == colour}
+    found = []
+    while todo:
+        start = todo.pop()
+        island = [start]
+        for c in island:
+            for delta in DELTAS:
+                n = c + delta
+                if n in todo:
+                    todo.remove(n)
+                    island.append(n)
+        island.sort()
+        found.append(island)
+    found.sort(key=lambda island: (-len(island), island[0]))
+    return found
+
+
+def _largest_island(tiles, colour):
+    todo = {c for c, v in tiles.items() if v == colour}
+    own = len(todo)
+    largest = 0
+    while todo:
+        island = [todo.pop()]
+        for c in island:
+            for delta in DELTAS:
+                n = c + delta
+                if n in todo:
+                    todo.remove(n)
+                    island.append(n)
+        if len(island) > largest:
+            largest = len(island)
+    return own, largest
+
+
+def score(pos):
+    """Each colour's score: own tiles + size of one largest island (RULES.md 10).
+
+    >>> score(Position.standard())
+    {'white': 4, 'black': 3}
+    """
+    result = {}
+    for colour in COLOURS:
+        own, largest = _largest_island(pos._tiles, colour)
+        result[colour] = own + largest
+    return result
+
+
+def winner(scores):
+    """The colour with the higher score, or ``None`` for a draw."""
+    if scores[WHITE] == scores[BLACK]:
+        return None
+    return WHITE if scores[WHITE] > scores[BLACK] else BLACK
+
+
+def end_reason(pos):
+    """Why the game is over at this position (``"supply_exhausted"``, ``"two_passes"``) or None."""
+    if pos.tiles_left == 0:
+        return "supply_exhausted"
+    if pos.passes >= 2:
+        return "two_passes"
+    return None
+
+
+def analyze(pos):
+    """The analysis object of ``python -m rules analyze`` (FORMATS.md).
+
+    ``forced_dances`` of both colours (also when the game is over), ``score``, ``islands``,
+    ``legal_moves`` (when the side to move is known; empty once the game is over), ``game_over``
+    and, when it is over, ``outcome`` = ``{"reason", "winner", "score"}``.
+
+    >>> sorted(analyze(Position.standard()))
+    ['forced_dances', 'game_over', 'islands', 'legal_moves', 'score']
+    """
+    scores = score(pos)
+    result = {
+        "forced_dances": {c: [dance_to_json(d) for d in _forced(pos, c).values()] for c in COLOURS},
+        "score": scores,
+        "islands": {c: [[list(decode(x)) for x in island] for island in _islands(pos, c)] for c in COLOURS},
+    }
+    if pos.to_move is not None:
+        result["legal_moves"] = [move_to_json(m) for m in legal_moves(pos)]
+    reason = end_reason(pos)
+    result["game_over"] = reason is not None
+    if reason is not None:
+        result["outcome"] = {"reason": reason, "winner": winner(scores), "score": scores}
+    return result
+
+
+def move_from_json(obj, pos):
+    """The legal move of ``pos`` that the MOVE object ``obj`` describes.
+
+    Accepts the short forms (a dance by ``from`` + ``direction``, a cell move by ``at``).  Raises
+    :class:`MoveFormatError` for an unknown shape and :class:`IllegalMoveError` when the move is not
+    legal in ``pos`` or a detail it gives (target, drops, perimeter, new tiles) is wrong.
+
+    >>> move_from_json({"type": "place", "at": [0, 1]}, Position.standard())
+    Place((0, 1))
+    """
+    shape = move_shape_from_json(obj)
+    mover = _require_mover(pos)
+    if isinstance(shape, Dance):
+        if pos.is_game_over() or pos.setup_tiles_left:
+            raise IllegalMoveError(f"{shape.text}: no dance is possible now")
+        dance = _forced(pos, mover).get((shape.origin, shape.direction))
+        if dance is None:
+            raise IllegalMoveError(f"{shape.text}: not a forced dance of {mover}")
+        for field in ("target", "drops", "perimeter"):
+            given = getattr(shape, field)
+            if given is not None and given != getattr(dance, field):
+                raise IllegalMoveError(f"{shape.text}: {field} is {getattr(dance, field)!r}, not {given!r}")
+        return dance
+    if isinstance(shape, Enlarge):
+        code = encode(*shape.at)
+        if pos.is_game_over() or pos.setup_tiles_left or _forced(pos, mover) or code not in _enlarge_sites(pos):
+            raise IllegalMoveError(f"{shape.text}: not a legal enlargement")
+        move = _enlarge_move(pos, code, mover)[0]
+        if shape.new_tiles is not None and shape.new_tiles != move.new_tiles:
+            raise IllegalMoveError(f"{shape.text}: new_tiles are {list(move.new_tiles)}, not {list(shape.new_tiles)}")
+        return move
+    return shape
