@@ -1,0 +1,77 @@
+"""`python -m webapp`: serve the web app with a production WSGI server (never debug mode).
+
+Plain HTTP is served by waitress; ``--https`` serves TLS with cheroot and a self-signed
+certificate, because phone browsers allow the camera only on secure pages.
+"""
+
+import argparse
+import socket
+import sys
+
+from . import create_app
+
+THREADS = 8
+
+
+def local_addresses():
+    """This machine's IPv4 addresses, for the URLs a phone on the same network can open."""
+    try:
+        infos = socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)
+    except OSError:
+        return []
+    return sorted({info[4][0] for info in infos if not info[4][0].startswith("127.")})
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog="python -m webapp", description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to bind (0.0.0.0 serves phones on the local network)")
+    parser.add_argument("--port", type=int, default=5000, help="port (default 5000)")
+    parser.add_argument("--https", action="store_true",
+                        help="serve HTTPS with a self-signed certificate (needed for the camera)")
+    return parser.parse_args(argv)
+
+
+def serve_https(app, host, port, hosts):
+    from cheroot import wsgi
+    from cheroot.ssl.builtin import BuiltinSSLAdapter
+
+    from .tls import self_signed_certificate
+
+    cert, key = self_signed_certificate(f"{app.instance_path}/tls", hosts)
+    server = wsgi.Server((host, port), app, numthreads=THREADS,
+                         max_request_body_size=app.config["MAX_CONTENT_LENGTH"] + 1024 * 1024)
+    server.ssl_adapter = BuiltinSSLAdapter(str(cert), str(key))
+    try:
+        server.start()
+    except KeyboardInterrupt:
+        server.stop()
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    app = create_app()
+    app.debug = False
+    scheme = "https" if args.https else "http"
+    hosts = ["localhost", "127.0.0.1"]
+    if args.host in ("0.0.0.0", "::"):
+        hosts += local_addresses()
+    elif args.host not in hosts:
+        hosts.append(args.host)
+    for host in hosts:
+        print(f"Exxit Referee: {scheme}://{host}:{args.port}/", flush=True)
+    try:
+        if args.https:
+            print("The certificate is self-signed: accept the browser's warning once.", flush=True)
+            serve_https(app, args.host, args.port, hosts)
+        else:
+            import waitress
+
+            waitress.serve(app, host=args.host, port=args.port, threads=THREADS)
+    except OSError as exc:
+        sys.exit(f"python -m webapp: cannot serve on {args.host}:{args.port}: "
+                 f"{exc.strerror or exc}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""The pages people see: start page with upload, camera and sample gallery; the result page."""
+
+import json
+import os
+import re
+import threading
+from pathlib import Path
+
+from flask import (Blueprint, abort, current_app, redirect, render_template, request, send_file,
+                   url_for)
+from PIL import Image
+
+from . import db, referee
+from .api import analyse_upload, side_to_move
+from .errors import InputError
+
+bp = Blueprint("pages", __name__)
+
+SAMPLE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+THUMB_SIZE = (360, 270)
+
+
+def _sample_dir():
+    return Path(current_app.config["SAMPLE_DIR"])
+
+
+def list_samples():
+    """The sample photos: name, a short caption from the truth file's meta, if any."""
+    samples = []
+    for jpg in sorted(_sample_dir().glob("*.jpg")):
+        caption = jpg.stem.replace("_", " ")
+        truth = jpg.with_suffix(".json")
+        if truth.exists():
+            try:
+                meta = json.loads(truth.read_text()).get("meta", {})
+                parts = [meta.get("edition"), meta.get("phase"), meta.get("tilt_band")]
+                caption = " · ".join(str(p) for p in parts if p) or caption
+            except (OSError, ValueError, AttributeError):
+                pass
+        samples.append({"name": jpg.stem, "caption": caption})
+    return samples
+
+
+def _sample_path(name):
+    path = _sample_dir() / f"{name}.jpg"
+    if not SAMPLE_NAME.match(name) or not path.is_file():
+        abort(404, description="No sample photo of this name.")
+    return path
+
+
+def _render_index(error=None, status=200):
+    return render_template("index.html", samples=list_samples(), error=error), status
+
+
+@bp.get("/")
+def index():
+    return _render_index()
+
+
+@bp.post("/upload")
+def upload():
+    """The form fallback of the start page (the script posts to /api/analyze instead)."""
+    upload = request.files.get("photo")
+    try:
+        if upload is None or not upload.filename:
+            raise InputError("Choose a photo first.", "missing_photo", 400)
+        record = analyse_upload("upload", upload.read(), side_to_move(request.form.get("to_move")))
+    except InputError as error:
+        return _render_index(error, error.status)
+    return redirect(url_for("pages.result", analysis_id=record["id"]), 303)
+
+
+@bp.post("/samples/<name>")
+def analyse_sample(name):
+    path = _sample_path(name)
+    try:
+        record = analyse_upload(f"sample:{name}", path.read_bytes(),
+                                side_to_move(request.form.get("to_move")))
+    except InputError as error:
+        return _render_index(error, error.status)
+    return redirect(url_for("pages.result", analysis_id=record["id"]), 303)
+
+
+@bp.get("/samples/<name>.jpg")
+def sample_photo(name):
+    return send_file(_sample_path(name), mimetype="image/jpeg", max_age=3600)
+
+
+@bp.get("/samples/<name>/thumb.jpg")
+def sample_thumb(name):
+    """A small copy for the gallery, made once and kept in the instance folder."""
+    source = _sample_path(name)
+    thumb = Path(current_app.instance_path) / "thumbs" / f"{name}.jpg"
+    if not thumb.exists() or thumb.stat().st_mtime < source.stat().st_mtime:
+        thumb.parent.mkdir(exist_ok=True)
+        with Image.open(source) as image:
+            image.draft("RGB", THUMB_SIZE)
+            image = image.convert("RGB")
+            image.thumbnail(THUMB_SIZE)
+            partial = thumb.with_suffix(f".{os.getpid()}-{threading.get_ident()}.part")
+            image.save(partial, "JPEG", quality=82)
+        os.replace(partial, thumb)
+    return send_file(thumb, mimetype="image/jpeg", max_age=3600)
+
+
+@bp.get("/a/<analysis_id>")
+def result(analysis_id):
+    record = db.load_analysis(analysis_id)
+    if record is None:
+        abort(404, description="No analysis with this link: it may have been made on another server.")
+    record["analysis"] = referee.answer(record["position"])
+    return render_template("result.html", record=record,
+                           photo_url=url_for("pages.photo", analysis_id=analysis_id))
+
+
+@bp.get("/a/<analysis_id>/photo.jpg")
+def photo(analysis_id):
+    data = db.load_photo(analysis_id)
+    if data is None:
+        abort(404, description="No analysis with this link.")
+    response = current_app.response_class(data, mimetype="image/jpeg")
+    response.cache_control.max_age = 86400
+    response.cache_control.public = True
+    return response

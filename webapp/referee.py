@@ -1,0 +1,169 @@
+"""The referee's answer: vision reads a photo, rules say what is forced and what the score is.
+
+This module is the only place where the web app calls ``vision`` and ``rules``.
+"""
+
+import rules
+import vision
+from flask import current_app
+
+from .errors import InputError
+
+COLOURS = ("white", "black")
+DIRECTIONS = ((1, 0), (0, 1), (-1, 1), (-1, 0), (0, -1), (1, -1))
+OVERLAY_RING = 3  # cells this far from the World get pixel centres: room to correct and to outline
+
+
+def parse_position(obj):
+    """Position JSON -> rules.Position, or InputError 422 naming what is wrong."""
+    if not isinstance(obj, dict):
+        raise InputError("A position must be a JSON object (exxit-position/1).", "bad_position", 422)
+    try:
+        return rules.position_from_json(obj)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise InputError(f"Invalid position: {exc}", "bad_position", 422)
+
+
+def _with_side(pos, colour):
+    obj = rules.position_to_json(pos)
+    obj["to_move"] = colour
+    return rules.position_from_json(obj)
+
+
+def _preview(pos, move, colour):
+    """The position after ``move`` with its score and the opponent's forced reply, if computable."""
+    try:
+        after = rules.apply_move(_with_side(pos, colour), move)
+    except rules.IllegalMoveError as exc:
+        return {"unknown": str(exc)}
+    after_analysis = rules.analyze(after)
+    return {
+        "position": rules.position_to_json(after),
+        "score": after_analysis["score"],
+        "game_over": after_analysis["game_over"],
+    }
+
+
+def _build_moves(pos, colour):
+    """The moves ``colour`` may make when it has no forced dance (enlarge, place, pass)."""
+    moves = []
+    for move in rules.legal_moves(_with_side(pos, colour)):
+        obj = rules.move_to_json(move)
+        obj["text"] = move.text
+        moves.append(obj)
+    return moves
+
+
+def _other_dance_count(pos, colour, forced):
+    """How many non-perimeter dances of ``colour`` the perimeter priority (RULES.md 7.4) set aside.
+
+    A perimeter dance exists only while its landing cell is empty (7.1.3) and no other dance looks
+    at off-World cells: with every landing cell blocked by a one-disc stack, the forced dances left
+    are exactly the non-perimeter ones.  ``None`` when no disc is left to block with.
+    """
+    blocked = rules.position_to_json(pos)
+    blocked.pop("reserves", None)
+    dances = forced
+    while dances and dances[0].perimeter:
+        for q, r in {dance.drops[-1] for dance in dances}:
+            reserves = rules.position_from_json(blocked).reserves
+            disc = max(COLOURS, key=lambda c: reserves[c])
+            if reserves[disc] == 0:
+                return None
+            blocked["stacks"].append({"q": q, "r": r, "discs": [disc]})
+        dances = rules.forced_dances(rules.position_from_json(blocked), colour)
+    return len(dances)
+
+
+def _priority_note(pos, colour, forced):
+    """One line when the perimeter priority removed some of ``colour``'s dances, else None."""
+    if not forced or not forced[0].perimeter:
+        return None
+    dropped = _other_dance_count(pos, colour, forced)
+    if not dropped:
+        return None
+    return (f"Perimeter priority: a dance that drops discs off the World must come first, "
+            f"so {dropped} other dance{'s' if dropped > 1 else ''} "
+            f"{'are' if dropped > 1 else 'is'} not allowed.")
+
+
+def answer(position_json):
+    """The rules analysis of FORMATS.md for a position, enriched for the page.
+
+    Every dance gets ``text`` (move notation) and ``after`` (a preview); per colour,
+    ``priority`` explains a decisive perimeter priority and ``build_moves`` lists the moves when no
+    dance is forced; ``winner`` is who leads now (who wins when ``game_over``), or "draw".
+    """
+    pos = parse_position(position_json)
+    result = rules.analyze(pos)
+    result["priority"] = {}
+    result["build_moves"] = {}
+    for colour in COLOURS:
+        forced = rules.forced_dances(pos, colour)
+        for dance_json, dance in zip(result["forced_dances"][colour], forced):
+            dance_json["text"] = dance.text
+            dance_json["after"] = _preview(pos, dance, colour)
+        result["priority"][colour] = _priority_note(pos, colour, forced)
+        result["build_moves"][colour] = [] if forced else _build_moves(pos, colour)
+    result["winner"] = rules.winner(result["score"]) or "draw"
+    return result
+
+
+def _profile():
+    name = current_app.config["VISION_PROFILE"]
+    return None if name is None else vision.load_profile(name)
+
+
+def _read(bgr):
+    try:
+        return vision.analyze_photo(bgr, profile=_profile())
+    except vision.NoWorldFoundError as exc:
+        raise InputError(str(exc), "no_world", 422)
+    except vision.UnreadableImageError as exc:
+        raise InputError(str(exc), "unreadable_image", 400)
+    except vision.VisionError as exc:
+        raise InputError(str(exc), "unreadable_photo", 422)
+    except Exception:  # a photo vision cannot cope with must not become a 500
+        current_app.logger.exception("vision failed on a photo")
+        raise InputError("This photo could not be read. Try another angle or better light.",
+                         "vision_failed", 422)
+
+
+def _cells_near(cells, ring):
+    near = set(cells)
+    frontier = set(cells)
+    for _ in range(ring):
+        frontier = {(q + dq, r + dr) for q, r in frontier for dq, dr in DIRECTIONS} - near
+        near |= frontier
+    return near
+
+
+def _key(cell):
+    return f"{cell[0]},{cell[1]}"
+
+
+def _pixel(point):
+    return [round(float(point[0]), 1), round(float(point[1]), 1)]
+
+
+def photo_overlay(reading, width, height):
+    """Pixel geometry for drawing on the photo: cell centres near the World and stack tops."""
+    pos = reading.position
+    cells = _cells_near(set(pos.tiles) | set(pos.stacks), OVERLAY_RING)
+    return {
+        "width": width,
+        "height": height,
+        "cells": {_key(c): _pixel(reading.cell_to_pixel(c)) for c in sorted(cells)},
+        "tops": {_key(c): _pixel(reading.stack_top_pixel(c)) for c in sorted(pos.stacks)},
+    }
+
+
+def read_photo(photo, to_move=None):
+    """Photo -> (reading JSON, overlay, position JSON); at most CONCURRENT_ANALYSES at once."""
+    with current_app.extensions["analysis_slots"]:
+        reading = _read(photo.bgr)
+    reading_json = reading.to_json()
+    position = {k: v for k, v in reading_json.items() if k != "image"}
+    if to_move is not None:
+        position["to_move"] = to_move
+    return reading_json, photo_overlay(reading, photo.width, photo.height), position

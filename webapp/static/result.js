@@ -1,0 +1,626 @@
+// Result page: draws the reading over the photo and a diagram of the position, shows the forced
+// dances and the island score, and lets the user correct any misread element; every correction is
+// re-analysed at once by POST /api/rules/analyze and saved with the analysis.
+"use strict";
+(() => {
+  const SVG = "http://www.w3.org/2000/svg";
+  const DIRS = [[1, 0], [0, 1], [-1, 1], [-1, 0], [0, -1], [1, -1]];   // E SE SW W NW NE
+  const SIDES = ["white", "black"];
+  const NAME = {white: "White", black: "Black"};
+  const LETTER = {white: "W", black: "B"};
+  const LOW_CONFIDENCE = 0.6;
+  const HEX = 30;                 // diagram hex radius in SVG units
+  const MAX_HEIGHT = 16;
+
+  const $ = (id) => document.getElementById(id);
+  const record = JSON.parse($("record").textContent);
+  const key = (q, r) => `${q},${r}`;
+  const cellOf = (k) => k.split(",").map(Number);
+  const timings = window.exxitTimings = {corrections: []};
+
+  // ---- the position model: Maps keyed "q,r" --------------------------------------------------
+  function modelFromJSON(obj) {
+    const tiles = new Map();
+    const stacks = new Map();
+    for (const t of obj.tiles || []) tiles.set(key(t.q, t.r), {colour: t.colour, confidence: t.confidence});
+    for (const s of obj.stacks || []) {
+      let discs = s.discs;
+      if (!Array.isArray(discs)) {
+        discs = Array(s.height || 1).fill(null);
+        discs[discs.length - 1] = s.top || null;
+      }
+      stacks.set(key(s.q, s.r), {discs: discs.slice(), confidence: s.confidence});
+    }
+    const rest = {};
+    for (const [k, v] of Object.entries(obj)) if (!["tiles", "stacks", "to_move"].includes(k)) rest[k] = v;
+    return {tiles, stacks, toMove: obj.to_move || null, rest};
+  }
+
+  function modelToJSON(model) {
+    const obj = Object.assign({}, model.rest, {format: "exxit-position/1", tiles: [], stacks: []});
+    for (const [k, t] of model.tiles) {
+      const [q, r] = cellOf(k);
+      const tile = {q, r, colour: t.colour};
+      if (t.confidence !== undefined) tile.confidence = t.confidence;
+      obj.tiles.push(tile);
+    }
+    for (const [k, s] of model.stacks) {
+      const [q, r] = cellOf(k);
+      const stack = {q, r, discs: s.discs.slice()};
+      if (s.confidence !== undefined) stack.confidence = s.confidence;
+      obj.stacks.push(stack);
+    }
+    if (model.toMove) obj.to_move = model.toMove;
+    return obj;
+  }
+
+  const cloneModel = (model) => modelFromJSON(modelToJSON(model));
+  const top = (stack) => stack.discs[stack.discs.length - 1];
+
+  const readingPosition = () => {
+    const obj = Object.assign({}, record.reading);
+    delete obj.image;
+    if (record.position.to_move) obj.to_move = record.position.to_move;
+    return obj;
+  };
+
+  const state = {
+    model: modelFromJSON(record.position),
+    analysis: record.analysis,
+    selected: null,
+    corrections: record.corrections.slice(),
+    history: [],
+    request: 0,
+  };
+
+  // ---- SVG helpers --------------------------------------------------------------------------
+  function el(name, attrs, parent, text) {
+    const node = document.createElementNS(SVG, name);
+    for (const [a, v] of Object.entries(attrs || {})) if (v !== null && v !== undefined) node.setAttribute(a, v);
+    if (text !== undefined) node.textContent = text;
+    if (parent) parent.appendChild(node);
+    return node;
+  }
+  const points = (pts) => pts.map((p) => `${p[0].toFixed(1)},${p[1].toFixed(1)}`).join(" ");
+
+  // Geometry of the diagram: pointy-top hexes.
+  const diagramGeometry = {
+    centre: (q, r) => [HEX * Math.sqrt(3) * (q + r / 2), HEX * 1.5 * r],
+    corner(q, r, i) {       // corner i lies between directions i and i+1 (at 60*i+30 degrees)
+      const [x, y] = this.centre(q, r);
+      const a = Math.PI / 180 * (60 * i + 30);
+      return [x + HEX * Math.cos(a), y + HEX * Math.sin(a)];
+    },
+    size: () => HEX,
+  };
+
+  // Geometry of the photo: cell centres measured by vision; corners are the means of three centres.
+  function photoGeometry(overlay) {
+    const cells = overlay.cells;
+    const known = (q, r) => cells[key(q, r)];
+    let pitch = 0, count = 0;
+    for (const k of Object.keys(cells)) {
+      const [q, r] = cellOf(k);
+      const a = known(q, r), b = known(q + 1, r);
+      if (a && b) { pitch += Math.hypot(a[0] - b[0], a[1] - b[1]); count += 1; }
+    }
+    pitch = count ? pitch / count : Math.max(overlay.width, overlay.height) / 20;
+    return {
+      centre: (q, r) => known(q, r) || null,
+      corner(q, r, i) {
+        const a = known(q, r);
+        const b = known(q + DIRS[i][0], r + DIRS[i][1]);
+        const j = (i + 1) % 6;
+        const c = known(q + DIRS[j][0], r + DIRS[j][1]);
+        if (!a || !b || !c) return null;
+        return [(a[0] + b[0] + c[0]) / 3, (a[1] + b[1] + c[1]) / 3];
+      },
+      size: () => pitch / Math.sqrt(3),
+      top: (q, r) => overlay.tops[key(q, r)] || known(q, r),
+    };
+  }
+
+  function hexPoints(geo, q, r) {
+    const pts = [];
+    for (let i = 0; i < 6; i += 1) {
+      const p = geo.corner(q, r, i);
+      if (!p) return null;
+      pts.push(p);
+    }
+    return pts;
+  }
+
+  const neighbours = (k) => {
+    const [q, r] = cellOf(k);
+    return DIRS.map(([dq, dr]) => key(q + dq, r + dr));
+  };
+
+  // Cells shown for editing: tiles, stacks and every cell next to them.
+  function editableCells(model) {
+    const cells = new Set([...model.tiles.keys(), ...model.stacks.keys()]);
+    for (const k of [...cells]) for (const n of neighbours(k)) cells.add(n);
+    return cells;
+  }
+
+  const isLow = (item) => item && item.confidence !== undefined && item.confidence !== null &&
+    item.confidence < LOW_CONFIDENCE;
+
+  function shownSides() {
+    return state.model.toMove ? [state.model.toMove] : SIDES;
+  }
+
+  function danceEnd(dance) {
+    return dance.drops[dance.drops.length - 1];
+  }
+
+  // ---- drawing (shared by the diagram, the previews and the photo) ---------------------------
+  function drawIslands(layer, geo, analysis) {
+    for (const colour of SIDES) {
+      const islands = (analysis.islands || {})[colour] || [];
+      islands.forEach((island, index) => {
+        const cells = new Set(island.map((c) => key(c[0], c[1])));
+        const group = el("g", {class: `island island-${colour}${index === 0 ? " largest" : ""}`}, layer);
+        let sx = 0, sy = 0, n = 0;
+        for (const k of cells) {
+          const [q, r] = cellOf(k);
+          DIRS.forEach(([dq, dr], d) => {
+            if (cells.has(key(q + dq, r + dr))) return;
+            const a = geo.corner(q, r, (d + 5) % 6), b = geo.corner(q, r, d);
+            if (a && b) el("line", {x1: a[0], y1: a[1], x2: b[0], y2: b[1]}, group);
+          });
+          const c = geo.centre(q, r);
+          if (c) { sx += c[0]; sy += c[1]; n += 1; }
+        }
+        if (!n) return;
+        const points = index === 0 ? `${island.length}×2` : `${island.length}`;
+        const s = geo.size();
+        const label = el("g", {class: `island-points points-${colour}`,
+          transform: `translate(${(sx / n).toFixed(1)},${(sy / n + 0.55 * s).toFixed(1)})`}, group);
+        el("rect", {x: -0.55 * s, y: -0.27 * s, width: 1.1 * s, height: 0.5 * s, rx: 0.2 * s}, label);
+        el("text", {"font-size": 0.36 * s, "text-anchor": "middle", "dominant-baseline": "central"}, label, points);
+      });
+    }
+  }
+
+  function drawStack(layer, geo, k, stack, at, options) {
+    const s = geo.size();
+    const owner = top(stack);
+    const [x, y] = at;
+    const group = el("g", {class: `stack owner-${owner || "unknown"}`, "data-cell": k}, layer);
+    el("circle", {cx: x, cy: y, r: 0.5 * s, class: owner ? `disc-${owner}` : "disc-unknown"}, group);
+    el("text", {x, y, "font-size": 0.42 * s, "text-anchor": "middle", "dominant-baseline": "central",
+      class: `label-${owner || "unknown"}`}, group, `${owner ? LETTER[owner] : "?"}${stack.discs.length}`);
+    if (options.discOrder && stack.discs.length > 1) {
+      const h = Math.min(0.16 * s, 0.9 * s / stack.discs.length);
+      stack.discs.forEach((disc, i) => {
+        el("rect", {x: x + 0.56 * s, y: y + 0.45 * s - (i + 1) * h, width: 0.26 * s, height: h,
+          class: disc ? `chip disc-${disc}` : "chip disc-unknown"}, group);
+      });
+    }
+    if (options.confidence && isLow(stack)) {
+      el("circle", {cx: x, cy: y, r: 0.68 * s, class: "low-confidence"}, group);
+      el("text", {x: x - 0.62 * s, y: y - 0.5 * s, "font-size": 0.45 * s, class: "low-mark"}, group, "?");
+    }
+  }
+
+  function drawDances(layer, geo, analysis, sides, fromPoint) {
+    const s = geo.size();
+    for (const colour of sides) {
+      const dances = (analysis.forced_dances || {})[colour] || [];
+      dances.forEach((dance, i) => {
+        const a = fromPoint(dance.from[0], dance.from[1]);
+        const end = danceEnd(dance);
+        const b = geo.centre(end[0], end[1]);
+        const t = geo.centre(dance.target[0], dance.target[1]);
+        if (!a || !b) return;
+        const group = el("g", {class: `dance dance-${colour}`, "data-index": i}, layer);
+        if (t) el("circle", {cx: t[0], cy: t[1], r: 0.62 * s, class: "target"}, group);
+        // pull the head back so it does not hide the last cell's stack label
+        const len = Math.hypot(b[0] - a[0], b[1] - a[1]) || 1;
+        const back = Math.min(0.35 * s, len / 3);
+        const bx = b[0] - (b[0] - a[0]) / len * back, by = b[1] - (b[1] - a[1]) / len * back;
+        el("line", {x1: a[0], y1: a[1], x2: bx, y2: by, class: "dance-arrow",
+          "marker-end": `url(#arrow-${colour})`}, group);
+        el("text", {x: a[0] + 0.35 * s, y: a[1] - 0.45 * s, "font-size": 0.45 * s, class: "dance-number"},
+          group, String(i + 1));
+      });
+    }
+  }
+
+  // The clean diagram of a position; interactive when `options.edit` is set.
+  function drawDiagram(svg, model, analysis, options) {
+    svg.textContent = "";
+    const geo = diagramGeometry;
+    const cells = options.edit ? editableCells(model) : new Set([...model.tiles.keys(), ...model.stacks.keys()]);
+    let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+    for (const k of cells) {
+      const [x, y] = geo.centre(...cellOf(k));
+      minX = Math.min(minX, x); maxX = Math.max(maxX, x); minY = Math.min(minY, y); maxY = Math.max(maxY, y);
+    }
+    if (!cells.size) { minX = minY = -HEX; maxX = maxY = HEX; }
+    const pad = HEX * 1.2;
+    svg.setAttribute("viewBox", `${minX - pad} ${minY - pad} ${maxX - minX + 2 * pad} ${maxY - minY + 2 * pad}`);
+    const tilesLayer = el("g", {class: "tiles"}, svg);
+    for (const k of cells) {
+      const [q, r] = cellOf(k);
+      const tile = model.tiles.get(k);
+      const pts = points(hexPoints(geo, q, r));
+      const cls = tile ? `tile tile-${tile.colour}` : "cell-empty";
+      el("polygon", {points: pts, class: cls, "data-cell": k}, tilesLayer);
+      if (tile && tile.colour === "black") el("polygon", {points: pts, fill: "url(#hatch)", class: "hatch"}, tilesLayer);
+      if (options.confidence && isLow(tile)) {
+        const [x, y] = geo.centre(q, r);
+        el("polygon", {points: pts, class: "low-confidence"}, tilesLayer);
+        el("text", {x: x - 0.15 * HEX, y: y - 0.45 * HEX, "font-size": 0.45 * HEX, class: "low-mark"}, tilesLayer, "?");
+      }
+    }
+    drawIslands(el("g", {class: "islands"}, svg), geo, analysis);
+    const stacksLayer = el("g", {class: "stacks"}, svg);
+    for (const [k, stack] of model.stacks) {
+      drawStack(stacksLayer, geo, k, stack, geo.centre(...cellOf(k)), {discOrder: true, confidence: options.confidence});
+    }
+    if (options.sides) drawDances(el("g", {class: "dances"}, svg), geo, analysis, options.sides, geo.centre.bind(geo));
+    if (options.selected && cells.has(options.selected)) {
+      el("polygon", {points: points(hexPoints(geo, ...cellOf(options.selected))), class: "selected"}, svg);
+    }
+  }
+
+  // The reading drawn over the photo from vision's pixel coordinates.
+  function drawOverlay() {
+    const svg = $("overlay");
+    const overlay = record.overlay;
+    svg.textContent = "";
+    svg.setAttribute("viewBox", `0 0 ${overlay.width} ${overlay.height}`);
+    if (!$("show-reading").checked) return;
+    const geo = photoGeometry(overlay);
+    const model = state.model;
+    const s = geo.size();
+    const tilesLayer = el("g", {class: "tiles"}, svg);
+    for (const k of editableCells(model)) {
+      const [q, r] = cellOf(k);
+      const pts = hexPoints(geo, q, r);
+      if (!pts) continue;
+      const tile = model.tiles.get(k);
+      el("polygon", {points: points(pts), class: tile ? `photo-tile photo-tile-${tile.colour}` : "photo-empty",
+        "data-cell": k}, tilesLayer);
+      const c = geo.centre(q, r);
+      if (tile && !model.stacks.has(k)) {
+        el("text", {x: c[0], y: c[1], "font-size": 0.5 * s, "text-anchor": "middle", "dominant-baseline": "central",
+          class: `photo-letter photo-letter-${tile.colour}`}, tilesLayer, LETTER[tile.colour]);
+      }
+      if (isLow(tile)) {
+        el("polygon", {points: points(pts), class: "low-confidence"}, tilesLayer);
+        el("text", {x: c[0] - 0.15 * s, y: c[1] - 0.45 * s, "font-size": 0.5 * s, class: "low-mark"}, tilesLayer, "?");
+      }
+    }
+    drawIslands(el("g", {class: "islands photo-islands"}, svg), geo, state.analysis);
+    const stacksLayer = el("g", {class: "stacks"}, svg);
+    for (const [k, stack] of model.stacks) {
+      const [q, r] = cellOf(k);
+      const at = geo.top(q, r);
+      if (at) drawStack(stacksLayer, geo, k, stack, at, {discOrder: false, confidence: true});
+    }
+    drawDances(el("g", {class: "dances"}, svg), geo, state.analysis, shownSides(), geo.top);
+    if (state.selected) {
+      const pts = hexPoints(geo, ...cellOf(state.selected));
+      if (pts) el("polygon", {points: points(pts), class: "selected"}, svg);
+    }
+  }
+
+  // ---- the answer ---------------------------------------------------------------------------
+  function html(tag, attrs, parent, text) {
+    const node = document.createElement(tag);
+    for (const [a, v] of Object.entries(attrs || {})) node.setAttribute(a, v);
+    if (text !== undefined) node.textContent = text;
+    if (parent) parent.appendChild(node);
+    return node;
+  }
+
+  function describeBuildMoves(moves) {
+    const places = moves.filter((m) => m.type === "place").length;
+    const parts = [];
+    const enlarges = moves.filter((m) => m.type === "enlarge").map((m) => m.text);
+    if (enlarges.length) parts.push(`enlarge the World (${enlarges.join(", ")})`);
+    if (places) parts.push(`place a disc on any of ${places} empty tile${places > 1 ? "s" : ""}`);
+    const tiles = moves.filter((m) => m.type === "tile").length;
+    if (tiles) parts.push(`lay a set-up tile (${tiles} cells)`);
+    if (moves.some((m) => m.type === "pass")) parts.push("pass");
+    return parts.length ? parts.join(", or ") : "no move";
+  }
+
+  function renderAnswer() {
+    const a = state.analysis;
+    const box = $("answer");
+    box.textContent = "";
+    if (a.game_over) {
+      html("p", {class: "game-over"}, box, "The game is over: no move is played.");
+    }
+    for (const colour of shownSides()) {
+      const part = html("div", {class: `side side-${colour}`, "data-side": colour}, box);
+      const heading = state.model.toMove ? `${NAME[colour]} to move` : `If ${NAME[colour]} is to move`;
+      html("h2", {}, part, heading);
+      const dances = a.forced_dances[colour] || [];
+      if (dances.length) {
+        html("p", {class: "verdict"}, part,
+          dances.length === 1 ? "Forced dance:" : `One of ${dances.length} forced dances:`);
+        const list = html("ol", {class: "dances"}, part);
+        for (const dance of dances) {
+          const item = html("li", {class: `dance-item dance-${colour}`}, list);
+          html("span", {class: "notation"}, item, dance.text);
+          if (dance.perimeter) html("span", {class: "tag"}, item, "off the World");
+        }
+        if (a.priority && a.priority[colour]) html("p", {class: "priority"}, part, a.priority[colour]);
+      } else {
+        html("p", {class: "verdict"}, part, "No forced dance.");
+        const moves = (a.build_moves || {})[colour] || [];
+        html("p", {class: "build"}, part, `${NAME[colour]} may ${describeBuildMoves(moves)}.`);
+      }
+    }
+    renderScore();
+    renderPreviews();
+  }
+
+  function renderScore() {
+    const a = state.analysis;
+    const box = $("score");
+    box.textContent = "";
+    const line = html("p", {class: "score-line"}, box);
+    html("span", {class: "score score-white"}, line, `White ${a.score.white}`);
+    line.appendChild(document.createTextNode(" · "));
+    html("span", {class: "score score-black"}, line, `Black ${a.score.black}`);
+    const lead = a.winner === "draw" ? "level" : `${NAME[a.winner]} ${a.game_over ? "wins" : "leads"}`;
+    html("span", {class: "lead"}, line, a.game_over && a.winner === "draw" ? " — a draw" : ` — ${lead}`);
+    for (const colour of SIDES) {
+      const islands = (a.islands[colour] || []).map((isl, i) => (i === 0 ? `${isl.length}×2` : `${isl.length}`));
+      html("p", {class: "islands-line"}, box,
+        `${NAME[colour]} islands: ${islands.length ? islands.join(" + ") : "none"}`);
+    }
+  }
+
+  function renderPreviews() {
+    const box = $("previews");
+    box.textContent = "";
+    let any = false;
+    for (const colour of shownSides()) {
+      (state.analysis.forced_dances[colour] || []).forEach((dance, i) => {
+        any = true;
+        const figure = html("figure", {class: "preview"}, box);
+        const caption = html("figcaption", {}, figure, `${i + 1}. ${NAME[colour]} ${dance.text}: `);
+        if (dance.after && dance.after.position) {
+          const svg = document.createElementNS(SVG, "svg");
+          svg.setAttribute("class", "diagram small");
+          figure.insertBefore(svg, caption);
+          const after = modelFromJSON(dance.after.position);
+          drawDiagram(svg, after, {islands: {}}, {});
+          caption.appendChild(document.createTextNode(
+            `then White ${dance.after.score.white} · Black ${dance.after.score.black}` +
+            (dance.after.game_over ? " (game over)" : "")));
+        } else {
+          caption.appendChild(document.createTextNode(
+            "no preview: the disc order of this stack is unknown (tap it to set the discs)."));
+        }
+      });
+    }
+    $("previews-card").hidden = !any;
+  }
+
+  // ---- warnings from vision -------------------------------------------------------------------
+  function renderWarnings() {
+    const list = $("warnings");
+    list.textContent = "";
+    const lowTiles = [...state.model.tiles.values()].filter(isLow).length;
+    const lowStacks = [...state.model.stacks.values()].filter(isLow).length;
+    if (lowTiles || lowStacks) {
+      html("li", {}, list, `Unsure: ${lowTiles} tile${lowTiles === 1 ? "" : "s"} and ${lowStacks} ` +
+        `stack${lowStacks === 1 ? "" : "s"} (marked ?). Check them and tap to correct.`);
+    }
+    for (const w of record.reading.warnings || []) {
+      html("li", {}, list, typeof w === "string" ? w : (w.message || JSON.stringify(w)));
+    }
+  }
+
+  // ---- corrections --------------------------------------------------------------------------
+  function describeCell(k) {
+    const tile = state.model.tiles.get(k);
+    const stack = state.model.stacks.get(k);
+    const where = tile ? `${NAME[tile.colour]} tile` : "no tile";
+    if (!stack) return where;
+    const discs = stack.discs.map((d) => (d ? LETTER[d] : "?")).join("");
+    return `${where}, stack of ${stack.discs.length} (bottom→top ${discs})`;
+  }
+
+  function correct(kind, change) {
+    const k = state.selected;
+    const before = describeCell(k);
+    state.history.push(cloneModel(state.model));
+    change(state.model);
+    const tile = state.model.tiles.get(k);
+    const stack = state.model.stacks.get(k);
+    if (tile) delete tile.confidence;
+    if (stack) delete stack.confidence;
+    delete state.model.rest.reserves;
+    delete state.model.rest.tiles_left;
+    state.corrections.push({cell: cellOf(k), kind, before, after: describeCell(k), at: new Date().toISOString()});
+    update();
+  }
+
+  function setTile(colour) {
+    correct("tile", (model) => {
+      if (colour) model.tiles.set(state.selected, {colour});
+      else model.tiles.delete(state.selected);
+    });
+  }
+
+  function cycleTile() {
+    const tile = state.model.tiles.get(state.selected);
+    setTile(!tile ? "white" : tile.colour === "white" ? "black" : null);
+  }
+
+  function editStack(change) {
+    correct("stack", (model) => {
+      const stack = model.stacks.get(state.selected) || {discs: []};
+      change(stack.discs);
+      if (stack.discs.length) model.stacks.set(state.selected, stack);
+      else model.stacks.delete(state.selected);
+    });
+  }
+
+  function button(parent, label, onClick, attrs) {
+    const b = html("button", Object.assign({type: "button", class: "button"}, attrs || {}), parent, label);
+    b.addEventListener("click", onClick);
+    return b;
+  }
+
+  function renderEditor() {
+    const box = $("editor");
+    box.textContent = "";
+    const k = state.selected;
+    box.hidden = !k;
+    if (!k) return;
+    html("p", {class: "editing"}, box, `Editing: ${describeCell(k)}`);
+    const tile = state.model.tiles.get(k);
+    const tileRow = html("div", {class: "row tile-buttons"}, box);
+    for (const [colour, label] of [["white", "White tile"], ["black", "Black tile"], [null, "No tile"]]) {
+      const active = tile ? tile.colour === colour : colour === null;
+      button(tileRow, label, () => setTile(colour), {"aria-pressed": String(active), "data-tile": colour || "none"});
+    }
+    const stack = state.model.stacks.get(k);
+    const stackRow = html("div", {class: "row stack-buttons"}, box);
+    if (!stack) {
+      button(stackRow, "Add a White disc", () => editStack((d) => d.push("white")), {"data-action": "add-white"});
+      button(stackRow, "Add a Black disc", () => editStack((d) => d.push("black")), {"data-action": "add-black"});
+      return;
+    }
+    const chips = html("div", {class: "chips", "aria-label": "discs, top first"}, box);
+    for (let i = stack.discs.length - 1; i >= 0; i -= 1) {
+      const disc = stack.discs[i];
+      const isTop = i === stack.discs.length - 1;
+      const label = `${isTop ? "top " : ""}${disc ? NAME[disc] : "?"}`;
+      button(chips, label, () => editStack((discs) => {
+        const order = isTop ? ["white", "black"] : ["white", "black", null];
+        discs[i] = order[(order.indexOf(discs[i]) + 1) % order.length];
+      }), {class: `chip-button disc-${disc || "unknown"}`, "data-disc": i});
+    }
+    button(stackRow, "Height −1", () => editStack((discs) => {
+      if (discs.length > 1) discs.splice(discs.length - 2, 1); else discs.pop();
+    }), {"data-action": "lower"});
+    const higher = button(stackRow, "Height +1", () => editStack((discs) => {
+      discs.splice(discs.length - 1, 0, null);
+    }), {"data-action": "higher"});
+    higher.disabled = stack.discs.length >= MAX_HEIGHT;
+    button(stackRow, "Remove stack", () => editStack((discs) => discs.splice(0)), {"data-action": "remove"});
+  }
+
+  function select(k) {
+    if (state.selected === k && !state.model.stacks.has(k)) {
+      cycleTile();            // a second tap on an empty cell cycles white / black / no tile
+      return;
+    }
+    state.selected = k;
+    renderEditor();
+    drawAll();
+  }
+
+  function onTap(event) {
+    const target = event.target.closest("[data-cell]");
+    if (target) select(target.getAttribute("data-cell"));
+  }
+
+  // ---- talking to the server ----------------------------------------------------------------
+  let saveTimer = null;
+  function scheduleSave() {
+    clearTimeout(saveTimer);
+    $("save-state").textContent = "saving…";
+    saveTimer = setTimeout(async () => {
+      try {
+        const response = await fetch(`/api/analyses/${record.id}/position`, {
+          method: "PUT", headers: {"Content-Type": "application/json"},
+          body: JSON.stringify({position: modelToJSON(state.model), corrections: state.corrections}),
+        });
+        $("save-state").textContent = response.ok ? "corrections saved" : "not saved: " + (await response.json()).error;
+      } catch (err) {
+        $("save-state").textContent = "not saved: the server cannot be reached";
+      }
+    }, 400);
+  }
+
+  async function update() {
+    const started = performance.now();
+    const ticket = ++state.request;
+    $("undo").disabled = !state.history.length;
+    renderEditor();
+    drawAll();
+    let body;
+    try {
+      const response = await fetch("/api/rules/analyze", {
+        method: "POST", headers: {"Content-Type": "application/json"},
+        body: JSON.stringify(modelToJSON(state.model)),
+      });
+      body = await response.json();
+      if (!response.ok) throw new Error(body.error || response.statusText);
+    } catch (err) {
+      if (ticket === state.request) $("timing").textContent = `Cannot analyse this position: ${err.message}`;
+      return;
+    }
+    if (ticket !== state.request) return;   // a newer correction is on its way
+    state.analysis = body;
+    renderAll();
+    const ms = performance.now() - started;
+    timings.corrections.push(ms);
+    document.body.dataset.updates = String(timings.corrections.length);
+    $("timing").textContent = `Answer updated in ${Math.round(ms)} ms.`;
+    scheduleSave();
+  }
+
+  function drawAll() {
+    drawDiagram($("diagram"), state.model, state.analysis,
+      {edit: true, confidence: true, sides: shownSides(), selected: state.selected});
+    drawOverlay();
+  }
+
+  function renderAll() {
+    for (const radio of document.querySelectorAll("input[name=side]")) {
+      radio.checked = radio.value === (state.model.toMove || "unknown");
+    }
+    renderAnswer();
+    renderWarnings();
+    renderEditor();
+    drawAll();
+  }
+
+  // ---- wiring ------------------------------------------------------------------------------
+  $("diagram").addEventListener("click", onTap);
+  $("overlay").addEventListener("click", onTap);
+  $("show-reading").addEventListener("change", drawOverlay);
+  for (const radio of document.querySelectorAll("input[name=side]")) {
+    radio.addEventListener("change", () => {
+      state.history.push(cloneModel(state.model));
+      state.model.toMove = radio.value === "unknown" ? null : radio.value;
+      state.corrections.push({kind: "to_move", after: radio.value, at: new Date().toISOString()});
+      update();
+    });
+  }
+  $("undo").addEventListener("click", () => {
+    if (!state.history.length) return;
+    state.model = state.history.pop();
+    state.corrections.push({kind: "undo", at: new Date().toISOString()});
+    update();
+  });
+  $("revert").addEventListener("click", () => {
+    state.history.push(cloneModel(state.model));
+    state.model = modelFromJSON(readingPosition());
+    state.corrections.push({kind: "revert", at: new Date().toISOString()});
+    state.selected = null;
+    update();
+  });
+  $("copy-link").addEventListener("click", () => {
+    if (navigator.clipboard) navigator.clipboard.writeText($("permalink").href);
+  });
+
+  renderAll();
+  const uploadEnd = Number(sessionStorage.getItem("exxit-upload-end"));
+  sessionStorage.removeItem("exxit-upload-end");
+  timings.drawn = Date.now();
+  if (uploadEnd) timings.uploadToDrawn = timings.drawn - uploadEnd;
+  document.body.dataset.ready = "1";
+})();

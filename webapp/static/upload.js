@@ -1,0 +1,148 @@
+// Start page: choose, drop or shoot a photo, shrink it in the browser, post it as a multipart JPEG.
+"use strict";
+(() => {
+  const MAX_SIDE = 2000;          // longer side sent to the server, in pixels
+  const KEEP_BELOW_BYTES = 4e6;   // a JPEG this small and not too big in pixels is sent as it is
+  const $ = (id) => document.getElementById(id);
+  const form = $("upload-form");
+  const input = $("photo-input");
+  const message = $("message");
+
+  function showError(text) {
+    message.textContent = text;
+    message.hidden = false;
+    $("progress-box").hidden = true;
+  }
+
+  function progress(percent, text) {
+    $("progress-box").hidden = false;
+    const bar = $("progress");
+    if (percent === null) bar.removeAttribute("value"); else bar.value = percent;
+    $("progress-text").textContent = text;
+  }
+
+  function canvasToJpeg(canvas) {
+    return new Promise((resolve) => canvas.toBlob(resolve, "image/jpeg", 0.9));
+  }
+
+  // Shrinks big photos (orientation applied by the browser); anything it cannot decode is sent
+  // unchanged, so the server's clear error message reaches the user.
+  async function shrink(file) {
+    let bitmap;
+    try {
+      bitmap = await createImageBitmap(file, {imageOrientation: "from-image"});
+    } catch (err) {
+      return file;
+    }
+    const scale = Math.min(1, MAX_SIDE / Math.max(bitmap.width, bitmap.height));
+    if (scale === 1 && file.type === "image/jpeg" && file.size < KEEP_BELOW_BYTES) return file;
+    const canvas = document.createElement("canvas");
+    canvas.width = Math.round(bitmap.width * scale);
+    canvas.height = Math.round(bitmap.height * scale);
+    canvas.getContext("2d").drawImage(bitmap, 0, 0, canvas.width, canvas.height);
+    bitmap.close();
+    return (await canvasToJpeg(canvas)) || file;
+  }
+
+  function send(blob) {
+    message.hidden = true;
+    const data = new FormData();
+    data.append("photo", blob, blob.name || "photo.jpg");
+    data.append("to_move", $("to-move").value);
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", "/api/analyze");
+    xhr.responseType = "json";
+    xhr.upload.onprogress = (event) => {
+      if (event.lengthComputable) {
+        progress(Math.round(100 * event.loaded / event.total),
+                 `Uploading… ${Math.round(event.loaded / 1024)} of ${Math.round(event.total / 1024)} kB`);
+      }
+    };
+    xhr.upload.onload = () => {
+      sessionStorage.setItem("exxit-upload-end", String(Date.now()));
+      progress(null, "Reading the photo…");
+    };
+    xhr.onload = () => {
+      const body = xhr.response || {};
+      if (xhr.status === 201 && body.id) {
+        progress(100, "Done: opening the answer…");
+        window.location.assign(`/a/${body.id}`);
+      } else {
+        showError(body.error || `The server answered ${xhr.status}.`);
+      }
+    };
+    xhr.onerror = () => showError("The server could not be reached. Is it still running?");
+    progress(0, "Uploading…");
+    xhr.send(data);
+  }
+
+  async function handle(file) {
+    if (!file) return;
+    progress(null, "Preparing the photo…");
+    send(await shrink(file));
+  }
+
+  input.addEventListener("change", () => handle(input.files[0]));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (input.files[0]) handle(input.files[0]); else showError("Choose a photo first.");
+  });
+
+  const zone = $("dropzone");
+  ["dragenter", "dragover"].forEach((type) => zone.addEventListener(type, (event) => {
+    event.preventDefault();
+    zone.classList.add("over");
+  }));
+  ["dragleave", "drop"].forEach((type) => zone.addEventListener(type, () => zone.classList.remove("over")));
+  zone.addEventListener("drop", (event) => {
+    event.preventDefault();
+    handle(event.dataTransfer.files[0]);
+  });
+
+  document.querySelectorAll(".sample-form").forEach((sampleForm) => {
+    sampleForm.addEventListener("submit", () => {
+      sessionStorage.setItem("exxit-upload-end", String(Date.now()));
+      progress(null, "Reading the sample photo…");
+    });
+  });
+
+  // Camera: a live preview of the rear camera and one still taken from it.
+  let stream = null;
+  function closeCamera() {
+    if (stream) stream.getTracks().forEach((track) => track.stop());
+    stream = null;
+    $("camera").hidden = true;
+  }
+  $("camera-button").addEventListener("click", async () => {
+    if (!window.isSecureContext || !navigator.mediaDevices || !navigator.mediaDevices.getUserMedia) {
+      showError("The live camera needs a secure page: start the server with --https, " +
+                "or use 'Take or choose a photo', which opens the phone's camera.");
+      return;
+    }
+    try {
+      stream = await navigator.mediaDevices.getUserMedia({
+        video: {facingMode: {ideal: "environment"}, width: {ideal: 1920}, height: {ideal: 1440}},
+        audio: false,
+      });
+    } catch (err) {
+      showError(`The camera could not be opened (${err.name}). Use 'Take or choose a photo' instead.`);
+      return;
+    }
+    const video = $("camera-video");
+    video.srcObject = stream;
+    $("camera").hidden = false;
+    await video.play();
+  });
+  $("camera-close").addEventListener("click", closeCamera);
+  $("camera-shoot").addEventListener("click", async () => {
+    const video = $("camera-video");
+    if (!video.videoWidth) return;
+    const canvas = document.createElement("canvas");
+    const scale = Math.min(1, MAX_SIDE / Math.max(video.videoWidth, video.videoHeight));
+    canvas.width = Math.round(video.videoWidth * scale);
+    canvas.height = Math.round(video.videoHeight * scale);
+    canvas.getContext("2d").drawImage(video, 0, 0, canvas.width, canvas.height);
+    closeCamera();
+    send(await canvasToJpeg(canvas));
+  });
+})();
