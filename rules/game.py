@@ -1,6 +1,5 @@
 """A game: a starting position, the moves played, the repetition history and the outcome.
 
->>> from rules import Place
 >>> game = Game.standard()
 >>> game.play(Place((0, 0)))
 >>> game.play(Place((0, 1)))
@@ -11,9 +10,12 @@
 Outcome('resignation', {'white': 4, 'black': 3}, winner='white')
 """
 
-from .engine import analyze, apply_move, end_reason, legal_moves, score, winner
-from .moves import Dance, Pass
-from .position import COLOURS, OTHER, IllegalMoveError, Position, PositionError
+import re
+
+from .engine import analyze, apply_move, end_reason, legal_moves, move_from_json, score, winner
+from .moves import Dance, MoveFormatError, Pass, Place, move_shape_from_json, move_to_json, parse_move_text
+from .position import (COLOURS, OTHER, IllegalMoveError, Position, PositionError, position_from_json,
+                       position_to_json)
 
 REASONS = ("supply_exhausted", "two_passes", "threefold_repetition", "resignation")
 
@@ -164,3 +166,107 @@ class Game:
 
     def __repr__(self):
         return f"<Game {len(self._moves)} moves, outcome={self._outcome!r}>"
+
+
+VARIANTS = {
+    "standard": lambda: Position.standard(39),
+    "blitz-29": lambda: Position.standard(29),
+    "blitz-19": lambda: Position.standard(19),
+    "experienced": lambda: Position.experienced(),
+}
+
+
+def _setup_from_json(setup):
+    if isinstance(setup, str):
+        if setup not in VARIANTS:
+            raise PositionError(f"unknown set-up {setup!r} (expected a position or one of {', '.join(VARIANTS)})")
+        return VARIANTS[setup]()
+    if isinstance(setup, dict) and setup.get("to_move") is None:
+        setup = dict(setup, to_move="white")
+    return position_from_json(setup)
+
+
+def game_from_json(obj):
+    """A :class:`Game` from ``{"setup": POSITION, "moves": [MOVE, ...]}``.
+
+    ``setup`` may also name a variant (``"standard"``, ``"blitz-29"``, ``"blitz-19"``,
+    ``"experienced"``); a set-up position without ``to_move`` starts with white.  A last move
+    ``{"type": "resign"}`` (optional ``"colour"``, default the side to move) records a resignation.
+    Raises :class:`PositionError` / :class:`MoveFormatError` for malformed input (every move's
+    shape is checked before any is played) and :class:`IllegalMoveError` with ``index`` set to
+    the first illegal move's index.
+
+    >>> game = game_from_json({"setup": "blitz-19", "moves": [{"type": "place", "at": [0, 0]}]})
+    >>> game.position.tiles_left, game.moves
+    (15, (Place((0, 0)),))
+    """
+    if not isinstance(obj, dict):
+        raise PositionError(f"a game must be a JSON object with setup and moves, got {type(obj).__name__}")
+    if "setup" not in obj:
+        raise PositionError("a game needs 'setup' (a position or a variant name)")
+    moves = obj.get("moves", [])
+    if not isinstance(moves, list):
+        raise MoveFormatError("'moves' must be a list")
+    resign = None
+    if moves and isinstance(moves[-1], dict) and moves[-1].get("type") == "resign":
+        resign = moves[-1]
+        moves = moves[:-1]
+        if resign.get("colour") is not None and resign["colour"] not in COLOURS:
+            raise MoveFormatError(f"resign: unknown colour {resign['colour']!r}")
+    for index, item in enumerate(moves):
+        try:
+            move_shape_from_json(item)
+        except MoveFormatError as error:
+            raise MoveFormatError(f"moves[{index}]: {error}") from None
+    game = Game(_setup_from_json(obj["setup"]))
+    for index, item in enumerate(moves):
+        try:
+            game.play(move_from_json(item, game.position) if not game.is_over() else move_shape_from_json(item))
+        except IllegalMoveError as error:
+            error.index = index
+            raise
+    if resign is not None:
+        try:
+            game.resign(resign.get("colour"))
+        except IllegalMoveError as error:
+            error.index = len(moves)
+            raise
+    return game
+
+
+def game_to_json(game):
+    """``{"setup": POSITION, "moves": [MOVE, ...]}``, a resignation as a last ``resign`` move.
+
+    >>> game = Game.standard(19)
+    >>> game.play(Place((1, 0)))
+    >>> game_from_json(game_to_json(game)).positions == game.positions
+    True
+    """
+    moves = [move_to_json(move) for move in game.moves]
+    if game.resigned is not None:
+        moves.append({"type": "resign", "colour": game.resigned})
+    return {"setup": position_to_json(game.start), "moves": moves}
+
+
+def moves_to_text(moves):
+    """The move log: numbered moves, ``1. place 0,0 2. dance 1,0 E ...``.
+
+    >>> moves_to_text([Place((0, 0)), Dance((1, 0), "E"), Pass()])
+    '1. place 0,0 2. dance 1,0 E 3. pass'
+    """
+    return " ".join(f"{number}. {move.text}" for number, move in enumerate(moves, 1))
+
+
+def parse_moves_text(text):
+    """The moves of a log written by :func:`moves_to_text` (or one move per line, unnumbered).
+
+    >>> parse_moves_text("1. place 0,0 2. dance 1,0 E 3. pass")
+    [Place((0, 0)), Dance((1, 0), 'E'), Pass()]
+    """
+    if not isinstance(text, str):
+        raise MoveFormatError("a move log must be a string")
+    if re.match(r"\s*\d+\.", text):
+        parts = re.split(r"(?:^|\s)\d+\.\s", " " + text)
+    else:
+        parts = text.splitlines()
+    return [parse_move_text(part) for part in parts if part.strip()]
