@@ -1,0 +1,56 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import cv2
+import pytest
+
+from synthetic import Scene, midgame, render
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "vision", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def photo(tmp_path_factory):
+    tiles, stacks = midgame()
+    img, _ = render(Scene(tiles=tiles, stacks=stacks, tilt_deg=30))
+    path = tmp_path_factory.mktemp("cli") / "table.png"
+    cv2.imwrite(str(path), img)
+    return path
+
+
+def test_analyze_prints_position_with_image_block(photo, tmp_path):
+    debug = tmp_path / "dbg.png"
+    res = run("analyze", str(photo), "--json", "--debug", str(debug))
+    assert res.returncode == 0, res.stderr
+    obj = json.loads(res.stdout)
+    assert obj["format"] == "exxit-position/1"
+    assert len(obj["tiles"]) == 12
+    assert all(0 <= t["confidence"] <= 1 for t in obj["tiles"] + obj["stacks"])
+    assert {(c["q"], c["r"]) for c in obj["image"]["cells"]} >= {(t["q"], t["r"]) for t in obj["tiles"]}
+    assert len(obj["image"]["stack_tops"]) == len(obj["stacks"])
+    assert obj["timing"]["total_s"] > 0 and isinstance(obj["warnings"], list)
+    assert cv2.imread(str(debug)) is not None
+
+
+def test_exit_codes_and_one_line_messages(tmp_path):
+    bad = tmp_path / "bad.jpg"
+    bad.write_bytes(b"\xff\xd8\xff garbage")
+    res = run("analyze", str(bad))
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
+    res = run("analyze", str(tmp_path / "missing.jpg"))
+    assert res.returncode == 2 and "no such file" in res.stderr
+    blank = tmp_path / "blank.png"
+    cv2.imwrite(str(blank), (cv2.UMat(400, 600, cv2.CV_8UC3, (90, 140, 170)).get()))
+    res = run("analyze", str(blank))
+    assert res.returncode == 3 and res.stderr.startswith("vision: no EXXIT World")
+    res = run("analyze", str(blank), "--profile", str(tmp_path / "none.json"))
+    assert res.returncode == 2 and "profile" in res.stderr
+    res = run("frobnicate")
+    assert res.returncode == 2 and "Traceback" not in res.stderr

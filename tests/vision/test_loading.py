@@ -1,0 +1,87 @@
+import io
+
+import cv2
+import numpy as np
+import pytest
+from PIL import Image
+
+from vision.errors import UnreadableImageError
+from vision.loading import MAX_PIXELS, WORK_LONG_SIDE, load_image
+
+
+def _encode(img_rgb, fmt, **kw):
+    buf = io.BytesIO()
+    Image.fromarray(img_rgb).save(buf, fmt, **kw)
+    return buf.getvalue()
+
+
+@pytest.fixture
+def rgb():
+    img = np.zeros((300, 400, 3), np.uint8)
+    img[:, :200] = (200, 30, 30)          # red left half
+    return img
+
+
+@pytest.mark.parametrize("fmt", ["JPEG", "PNG", "WEBP"])
+def test_formats_load_as_bgr(rgb, fmt):
+    loaded = load_image(_encode(rgb, fmt, quality=95) if fmt != "PNG" else _encode(rgb, fmt))
+    assert loaded.full.shape == (300, 400, 3)
+    b, g, r = loaded.full[150, 50]
+    assert r > 150 and b < 80            # red stays red: channels in BGR order
+
+
+def test_exif_orientation_applied(rgb):
+    exif = Image.Exif()
+    exif[0x0112] = 6                     # rotate 90° clockwise on display
+    data = _encode(rgb, "JPEG", exif=exif.tobytes())
+    loaded = load_image(data)
+    assert loaded.full.shape[:2] == (400, 300)
+    b, g, r = loaded.full[50, 150]       # the red half is now on top
+    assert r > 150
+
+
+def test_working_resolution_keeps_full(tmp_path):
+    big = np.full((3000, 4000, 3), 128, np.uint8)
+    path = tmp_path / "big.png"
+    cv2.imwrite(str(path), big)
+    loaded = load_image(path)
+    assert loaded.full.shape[:2] == (3000, 4000)
+    assert max(loaded.work.shape[:2]) == WORK_LONG_SIDE
+    assert loaded.scale == pytest.approx(WORK_LONG_SIDE / 4000)
+
+
+@pytest.mark.parametrize("data,needle", [
+    (b"", "empty"),
+    (b"not an image at all", "not an image"),
+])
+def test_garbage_is_refused(data, needle):
+    with pytest.raises(UnreadableImageError, match=needle):
+        load_image(data)
+
+
+def test_truncated_jpeg_is_refused(rgb):
+    data = _encode(rgb, "JPEG")
+    with pytest.raises(UnreadableImageError, match="truncated|broken"):
+        load_image(data[: len(data) // 2])
+
+
+def test_decompression_bomb_is_refused():
+    side = int((MAX_PIXELS * 1.1) ** 0.5)
+    img = Image.new("1", (side, side))
+    buf = io.BytesIO()
+    img.save(buf, "PNG")                 # a few kB that would inflate to > MAX_PIXELS
+    assert len(buf.getvalue()) < 2_000_000
+    with pytest.raises(UnreadableImageError, match="too large"):
+        load_image(buf.getvalue())
+
+
+def test_missing_file_and_directory(tmp_path):
+    with pytest.raises(UnreadableImageError, match="no such file"):
+        load_image(tmp_path / "nope.jpg")
+    with pytest.raises(UnreadableImageError, match="directory"):
+        load_image(tmp_path)
+
+
+def test_tiny_image_is_refused():
+    with pytest.raises(UnreadableImageError, match="too small"):
+        load_image(np.zeros((10, 10, 3), np.uint8))

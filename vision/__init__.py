@@ -1,0 +1,16 @@
+"""Photo -> EXXIT position.
+
+>>> import vision
+>>> vision.load_profile("black-white").disc_thickness_mm
+4.5
+
+Stages (each a module with a typed result and its own debug drawing): loading, colours,
+geometry (lattice and camera), tiles, stacks, sanity; `analyze_photo` runs them in order.
+"""
+from .errors import NoWorldFoundError, ProfileError, UnreadableImageError, VisionError
+from .pipeline import analyze_photo
+from .profile import SetProfile, load_profile
+from .reading import InconsistentReadingError, PhotoReading
+
+__all__ = ["analyze_photo", "load_profile", "SetProfile", "PhotoReading", "VisionError",
+           "UnreadableImageError", "NoWorldFoundError", "ProfileError", "InconsistentReadingError"]

@@ -1,0 +1,150 @@
+"""Stage 1: the colour model of one photo: table, the two tile colours, the two disc colours.
+
+Nothing is a fixed threshold: the table colour comes from the photo's border, the tile colours
+from clustering the main non-table region, and every pixel is classified relative to those.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from .errors import NoWorldFoundError
+from .profile import SetProfile
+
+TABLE, WHITE, BLACK = 0, 1, 2
+CLASS_NAMES = {TABLE: "table", WHITE: "white", BLACK: "black"}
+
+
+@dataclass
+class ColourClass:
+    mean: np.ndarray             # Lab mean (L 0..100, a, b)
+    sigma: np.ndarray            # per-channel spread
+
+    def distance2(self, lab: np.ndarray) -> np.ndarray:
+        return (((lab - self.mean) / self.sigma) ** 2).sum(axis=-1)
+
+
+@dataclass
+class ColourModel:
+    table: ColourClass
+    tiles: dict                   # role -> ColourClass
+    discs: dict                   # role -> ColourClass (learnt from disc tops later; tiles at first)
+    world_mask: np.ndarray        # uint8 work-resolution mask of the main non-table region
+    lab: np.ndarray = field(repr=False)   # float32 Lab work image
+    confidence: float = 1.0
+
+    def classes(self):
+        return [self.table, self.tiles["white"], self.tiles["black"]]
+
+    def classify(self, lab: np.ndarray):
+        """(labels, margin): TABLE/WHITE/BLACK per pixel and the log-odds margin to the runner-up."""
+        d = np.stack([c.distance2(lab) + 2 * np.log(c.sigma).sum() for c in self.classes()], axis=-1)
+        order = np.argsort(d, axis=-1)
+        best = np.take_along_axis(d, order[..., :1], -1)[..., 0]
+        second = np.take_along_axis(d, order[..., 1:2], -1)[..., 0]
+        return order[..., 0].astype(np.int8), 0.5 * (second - best)
+
+    def role_rgb(self, role: str, what: str = "tiles") -> tuple[int, int, int]:
+        lab = getattr(self, what)[role].mean.astype(np.float32).reshape(1, 1, 3)
+        bgr = cv2.cvtColor(lab, cv2.COLOR_Lab2BGR)[0, 0]
+        return tuple(int(round(c)) for c in np.clip(bgr[::-1] * 255, 0, 255))
+
+    def draw(self, image: np.ndarray) -> np.ndarray:
+        """Debug drawing: each pixel painted with its class's mean colour, World mask outlined."""
+        labels, margin = self.classify(self.lab)
+        palette = np.array([self._bgr(c) for c in self.classes()], np.uint8)
+        out = palette[labels]
+        out[margin < 1.0] = (255, 0, 255)
+        cnts, _ = cv2.findContours(self.world_mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        cv2.drawContours(out, cnts, -1, (0, 255, 255), 2)
+        if out.shape[:2] != image.shape[:2]:
+            out = cv2.resize(out, (image.shape[1], image.shape[0]), interpolation=cv2.INTER_NEAREST)
+        return out
+
+    @staticmethod
+    def _bgr(c: ColourClass):
+        lab = c.mean.astype(np.float32).reshape(1, 1, 3)
+        return np.clip(cv2.cvtColor(lab, cv2.COLOR_Lab2BGR)[0, 0] * 255, 0, 255).astype(np.uint8)
+
+
+def to_lab(bgr: np.ndarray) -> np.ndarray:
+    return cv2.cvtColor(bgr.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)
+
+
+def _robust_class(pixels: np.ndarray, floor=(3.0, 2.0, 2.0)) -> ColourClass:
+    med = np.median(pixels, axis=0)
+    mad = np.median(np.abs(pixels - med), axis=0) * 1.4826
+    return ColourClass(mean=med, sigma=np.maximum(mad, floor))
+
+
+def find_colours(work_bgr: np.ndarray, profile: SetProfile) -> ColourModel:
+    """Learn table / tile colours of this photo and segment the main World region."""
+    lab = to_lab(cv2.GaussianBlur(work_bgr, (3, 3), 0))
+    h, w = lab.shape[:2]
+    band = max(4, int(0.03 * min(h, w)))
+    border = np.concatenate([lab[:band].reshape(-1, 3), lab[-band:].reshape(-1, 3),
+                             lab[:, :band].reshape(-1, 3), lab[:, -band:].reshape(-1, 3)])
+    table = _robust_class(border, floor=(4.0, 2.5, 2.5))
+    # Re-estimate the table over the whole photo from pixels that look like the border.
+    near = table.distance2(lab) < 9.0
+    if near.sum() > 0.2 * h * w:
+        table = _robust_class(lab[near][:: max(1, int(near.sum() // 200000))], floor=(4.0, 2.5, 2.5))
+    foreground = (table.distance2(lab) > 16.0).astype(np.uint8)
+    k = max(3, int(round(min(h, w) / 250)) | 1)
+    foreground = cv2.morphologyEx(foreground, cv2.MORPH_OPEN, np.ones((k, k), np.uint8))
+    world_mask = _main_component(foreground)
+    if world_mask is None:
+        raise NoWorldFoundError("no EXXIT World found: nothing in the photo stands out from the table")
+    inner = cv2.erode(world_mask, np.ones((5, 5), np.uint8))
+    pix = lab[inner > 0]
+    if len(pix) < 200:
+        raise NoWorldFoundError("no EXXIT World found: the tiled region is too small to read")
+    pix = pix[:: max(1, len(pix) // 40000)]
+    tiles = _two_colours(pix, profile)
+    return ColourModel(table=table, tiles=tiles, discs=dict(tiles), world_mask=world_mask, lab=lab,
+                       confidence=_separation(tiles))
+
+
+def _main_component(mask: np.ndarray):
+    h, w = mask.shape
+    closed = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((9, 9), np.uint8))
+    n, lbl, stats, cents = cv2.connectedComponentsWithStats(closed, connectivity=8)
+    if n <= 1:
+        return None
+    diag = np.hypot(w, h)
+    best, best_score = None, 0.0
+    for i in range(1, n):
+        area = stats[i, cv2.CC_STAT_AREA]
+        if area < 0.002 * h * w:
+            continue
+        d = np.hypot(cents[i][0] - w / 2, cents[i][1] - h / 2) / diag
+        score = area * np.exp(-(d / 0.35) ** 2)
+        if score > best_score:
+            best, best_score = i, score
+    if best is None:
+        return None
+    return ((lbl == best) & (mask > 0)).astype(np.uint8) * 255
+
+
+def _two_colours(pix: np.ndarray, profile: SetProfile) -> dict:
+    """Split the World's pixels into two colour clusters; the lighter plays White by default."""
+    data = (pix * np.array([0.6, 1.0, 1.0], np.float32)).astype(np.float32)
+    crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.2)
+    _, lbl, _ = cv2.kmeans(data, 2, None, crit, 3, cv2.KMEANS_PP_CENTERS)
+    lbl = lbl.ravel()
+    groups = [pix[lbl == i] for i in range(2)]
+    if min(len(g) for g in groups) < 20:
+        raise NoWorldFoundError("no EXXIT World found: only one colour of tiles is visible")
+    classes = [_robust_class(g) for g in groups]
+    lighter, darker = sorted(classes, key=lambda c: -c.mean[0])
+    if profile.white_is_lighter():
+        return {"white": lighter, "black": darker}
+    return {"white": darker, "black": lighter}
+
+
+def _separation(tiles: dict) -> float:
+    a, b = tiles["white"], tiles["black"]
+    d = np.linalg.norm((a.mean - b.mean) / np.sqrt(a.sigma ** 2 + b.sigma ** 2))
+    return float(np.clip((d - 1.0) / 3.0, 0.0, 1.0))

@@ -1,0 +1,418 @@
+"""Stage 2: the World's geometry without markers.
+
+Straight segments of the tile edges fall into three families (the hex edge directions). Their
+vanishing points give the table plane's vanishing line (affine rectification) and the known 60°
+angles give a metric rectification. In the rectified plane the edges lie on three sets of
+parallel lines spaced half a tile pitch apart: their period and phase fix the lattice, the colour
+pattern picks which of the three candidate sub-lattices holds the tile centres, and an ICP-style
+refit of every segment to its lattice line (cv2.findHomography) gives the final homography.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from .camera import Camera, camera_from_homography, focal_from_homography
+from .colours import ColourModel
+from .errors import NoWorldFoundError
+from .hexgrid import SQRT3, cells_to_plane, hexagon, plane_to_cells
+from .profile import SetProfile
+
+EDGE_NORMALS = np.array([[1.0, 0.0], [0.5, SQRT3 / 2], [-0.5, SQRT3 / 2]])   # 0°, 60°, 120°
+FAMILY_COLOURS = [(0, 0, 255), (0, 200, 0), (255, 0, 0)]
+
+
+@dataclass
+class WorldGeometry:
+    plane_to_work: np.ndarray     # 3x3: lattice plane (pitch = 1) -> work-image pixels
+    camera: Camera                # mm world (tile tops at z = 0) -> full-resolution pixels
+    pitch_mm: float
+    scale: float                  # work / full
+    fit_residual: float           # median distance of inlier segments to their lattice line (pitch units)
+    inlier_fraction: float
+    confidence: float
+    segments: np.ndarray = field(repr=False)   # (N,4) work px
+    families: np.ndarray = field(repr=False)   # (N,) -1 or 0..2
+
+    def cell_to_work(self, cells) -> np.ndarray:
+        return _apply(self.plane_to_work, cells_to_plane(cells))
+
+    def project(self, cells, height_mm=0.0, offsets_mm=None) -> np.ndarray:
+        """Full-resolution pixels of points `height_mm` above the tile tops at the given cells."""
+        xy = cells_to_plane(cells) * self.pitch_mm
+        if offsets_mm is not None:
+            xy = xy + offsets_mm
+        z = np.broadcast_to(-np.asarray(height_mm, float), (len(xy),))
+        return self.camera.project(np.column_stack([xy, z]))
+
+    def work_to_plane(self, pts) -> np.ndarray:
+        return _apply(np.linalg.inv(self.plane_to_work), pts)
+
+    def draw(self, image: np.ndarray, cells=None) -> np.ndarray:
+        """Debug drawing: segments coloured by family, lattice hexagons of `cells` (default: all near)."""
+        out = image.copy()
+        f = out.shape[1] / (self.segments_scale_width or out.shape[1])
+        for seg, fam in zip(self.segments, self.families):
+            colour = FAMILY_COLOURS[fam] if fam >= 0 else (128, 128, 128)
+            p = np.round(seg * f).astype(int)
+            cv2.line(out, tuple(p[:2]), tuple(p[2:]), colour, 2)
+        if cells is None:
+            cells = self.cells_in_view(image.shape[1] / f, image.shape[0] / f)
+        for cell in cells:
+            poly = _apply(self.plane_to_work, hexagon(cell)) * f
+            cv2.polylines(out, [np.round(poly).astype(np.int32)], True, (0, 255, 255), 1, cv2.LINE_AA)
+        return out
+
+    segments_scale_width: float | None = None
+
+    def cells_in_view(self, work_w, work_h, margin=0) -> list:
+        corners = np.array([[0, 0], [work_w, 0], [work_w, work_h], [0, work_h]], float)
+        plane = self.work_to_plane(corners)
+        lo, hi = plane.min(0) - 1, plane.max(0) + 1
+        lo, hi = np.maximum(lo, -40), np.minimum(hi, 40)
+        qs = np.arange(int(lo[1] * 2 / SQRT3) - 1, int(hi[1] * 2 / SQRT3) + 2)
+        cells = []
+        for r in qs:
+            for q in range(int(lo[0] - r / 2) - 1, int(hi[0] - r / 2) + 2):
+                cells.append((q, int(r)))
+        pix = self.cell_to_work(cells)
+        ok = (pix[:, 0] > -margin) & (pix[:, 0] < work_w + margin) & (pix[:, 1] > -margin) & (pix[:, 1] < work_h + margin)
+        return [c for c, k in zip(cells, ok) if k]
+
+
+def _apply(H, pts) -> np.ndarray:
+    p = np.asarray(pts, float).reshape(-1, 2)
+    w = np.column_stack([p, np.ones(len(p))]) @ H.T
+    return w[:, :2] / w[:, 2:3]
+
+
+def detect_segments(gray: np.ndarray, mask: np.ndarray, min_len: float) -> np.ndarray:
+    """LSD segments (N,4) whose midpoint lies in `mask` and that are at least `min_len` long."""
+    lsd = cv2.createLineSegmentDetector(cv2.LSD_REFINE_STD)
+    lines = lsd.detect(gray)[0]
+    if lines is None:
+        return np.zeros((0, 4))
+    seg = lines.reshape(-1, 4).astype(float)
+    length = np.hypot(seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1])
+    mid = ((seg[:, :2] + seg[:, 2:]) / 2).round().astype(int)
+    h, w = mask.shape
+    inside = (mid[:, 0] >= 0) & (mid[:, 0] < w) & (mid[:, 1] >= 0) & (mid[:, 1] < h)
+    keep = inside & (length >= min_len)
+    keep[keep] = mask[mid[keep, 1], mid[keep, 0]] > 0
+    return seg[keep]
+
+
+def _angle_peaks(seg: np.ndarray, n=3, min_sep=18.0):
+    d = seg[:, 2:] - seg[:, :2]
+    ang = np.degrees(np.arctan2(d[:, 1], d[:, 0])) % 180.0
+    length = np.hypot(d[:, 0], d[:, 1])
+    hist = np.bincount(np.minimum((ang).astype(int), 179), weights=length, minlength=180)
+    kernel = np.exp(-0.5 * (np.arange(-6, 7) / 2.0) ** 2)
+    smooth = np.convolve(np.concatenate([hist[-6:], hist, hist[:6]]), kernel, mode="same")[6:-6]
+    peaks = []
+    work = smooth.copy()
+    for _ in range(n):
+        i = int(np.argmax(work))
+        if work[i] <= 0.08 * smooth.max():
+            break
+        peaks.append(i + 0.5)
+        for j in range(180):
+            if min(abs(j - i), 180 - abs(j - i)) < min_sep:
+                work[j] = 0
+    return ang, length, peaks
+
+
+def _lines(seg: np.ndarray) -> np.ndarray:
+    p1 = np.column_stack([seg[:, :2], np.ones(len(seg))])
+    p2 = np.column_stack([seg[:, 2:], np.ones(len(seg))])
+    l = np.cross(p1, p2)
+    return l / np.linalg.norm(l[:, :2], axis=1, keepdims=True)
+
+
+def _vanishing_point(seg: np.ndarray, rng, iters=150, tol_deg=1.5):
+    """Robust VP (homogeneous unit 3-vector) of segments in normalised coordinates, and inlier mask."""
+    lines = _lines(seg)
+    mid = (seg[:, :2] + seg[:, 2:]) / 2
+    d = seg[:, 2:] - seg[:, :2]
+    length = np.hypot(d[:, 0], d[:, 1])
+    dirn = d / length[:, None]
+    prob = length / length.sum()
+
+    def inliers_of(v):
+        to_vp = v[:2][None, :] - v[2] * mid
+        nrm = np.linalg.norm(to_vp, axis=1) + 1e-12
+        sin = np.abs(to_vp[:, 0] * dirn[:, 1] - to_vp[:, 1] * dirn[:, 0]) / nrm
+        return sin < math.sin(math.radians(tol_deg))
+
+    best, best_score = None, -1.0
+    n = len(seg)
+    if n < 2:
+        return None, np.zeros(n, bool)
+    for _ in range(iters):
+        i, j = rng.choice(n, 2, replace=False, p=prob)
+        v = np.cross(lines[i], lines[j])
+        nv = np.linalg.norm(v)
+        if nv < 1e-12:
+            continue
+        v = v / nv
+        score = length[inliers_of(v)].sum()
+        if score > best_score:
+            best, best_score = v, score
+    if best is None:
+        return None, np.zeros(n, bool)
+    inl = inliers_of(best)
+    A = lines[inl] * np.sqrt(length[inl])[:, None]
+    v = np.linalg.svd(A)[2][-1]
+    inl2 = inliers_of(v)
+    if length[inl2].sum() >= 0.9 * length[inl].sum():
+        return v, inl2
+    return best, inl
+
+
+def find_world(work_gray: np.ndarray, colours: ColourModel, profile: SetProfile, full_size,
+               scale: float) -> WorldGeometry:
+    """Fit the hex lattice of the tile tops; raise NoWorldFoundError when there is none."""
+    h, w = work_gray.shape
+    region = cv2.dilate(colours.world_mask, np.ones((9, 9), np.uint8))
+    seg = detect_segments(work_gray, region, min_len=max(6.0, 0.008 * max(h, w)))
+    if len(seg) < 6:
+        raise NoWorldFoundError("no EXXIT World found: too few straight tile edges in the photo")
+    norm_s = max(h, w) / 2.0
+    N = np.array([[1 / norm_s, 0, -w / 2 / norm_s], [0, 1 / norm_s, -h / 2 / norm_s], [0, 0, 1]])
+    segn = np.column_stack([_apply(N, seg[:, :2]), _apply(N, seg[:, 2:])])
+    ang, length, peaks = _angle_peaks(seg)
+    if len(peaks) < 3:
+        raise NoWorldFoundError("no EXXIT World found: tile edges in three directions are not visible")
+    rng = np.random.default_rng(7)
+    vps, support = [], []
+    for pk in peaks:
+        diff = np.abs((ang - pk + 90) % 180 - 90)
+        members = np.flatnonzero(diff < 14)
+        v, inl = _vanishing_point(segn[members], rng)
+        if v is None:
+            raise NoWorldFoundError("no EXXIT World found: tile edge directions are inconsistent")
+        vps.append(v)
+        support.append(length[members[inl]].sum())
+    M = _rectify_from_vps(np.array(vps), np.array(support))
+    if M is None:
+        raise NoWorldFoundError("no EXXIT World found: the tile edges do not form a hex pattern")
+    M = M @ N                                    # work px -> rectified metric plane (arbitrary scale)
+    M = _orient(M, colours.world_mask)
+    fit = _fit_lattice(M, seg, colours)
+    if fit is None:
+        raise NoWorldFoundError("no EXXIT World found: no regular hex lattice fits the tile edges")
+    img_to_plane, families, residual, inlier_frac = fit
+    plane_to_work = np.linalg.inv(img_to_plane)
+    plane_to_work /= plane_to_work[2, 2]
+    pitch = float(profile.tile_width_mm)
+    S = np.diag([1 / scale, 1 / scale, 1.0])
+    H_mm = S @ plane_to_work @ np.diag([1 / pitch, 1 / pitch, 1.0])
+    camera = _camera(H_mm, full_size)
+    conf = float(np.clip(1.0 - (residual - 0.02) / 0.08, 0, 1) * np.clip(inlier_frac / 0.5, 0, 1))
+    geo = WorldGeometry(plane_to_work=plane_to_work, camera=camera, pitch_mm=pitch, scale=scale,
+                        fit_residual=residual, inlier_fraction=inlier_frac, confidence=conf,
+                        segments=seg, families=families)
+    geo.segments_scale_width = float(w)
+    return geo
+
+
+def _camera(H_mm: np.ndarray, full_size) -> Camera:
+    w, h = full_size
+    diag = math.hypot(w, h)
+    f = focal_from_homography(H_mm, (w / 2, h / 2))
+    if f is not None and 0.35 * diag < f < 4.0 * diag:
+        cam = camera_from_homography(H_mm, full_size, f, True)
+        if cam.tilt_deg > 12.0:
+            return cam
+    return camera_from_homography(H_mm, full_size, 1.0 * diag, False)
+
+
+def _rectify_from_vps(vps: np.ndarray, support: np.ndarray):
+    """Homography (normalised image -> metric plane, edges at 90°, 150°, 30°) from 3 edge VPs."""
+    V = vps / np.linalg.norm(vps, axis=1, keepdims=True)
+    Wt = np.sqrt(support / support.max())
+    l = np.linalg.svd(V * Wt[:, None])[2][-1]
+    if abs(l[2]) < 1e-9:
+        return None
+    l = l / l[2]
+    Hp = np.array([[1, 0, 0], [0, 1, 0], [l[0], l[1], 1.0]])
+    d = (Hp @ V.T).T[:, :2]
+    d = d / np.linalg.norm(d, axis=1, keepdims=True)
+    D = np.column_stack([d[0], d[1]])
+    if abs(np.linalg.det(D)) < 1e-3:
+        return None
+    alpha, beta = np.linalg.solve(D, d[2])
+    if abs(alpha) < 1e-3 or abs(beta) < 1e-3:
+        return None
+    s1, s2 = -1.0 / alpha, 1.0 / beta
+    E = np.column_stack([s1 * np.array([1.0, 0.0]), s2 * np.array([0.5, SQRT3 / 2])])
+    A = E @ np.linalg.inv(D)
+    R90 = np.array([[0.0, -1.0], [1.0, 0.0]])
+    A3 = np.eye(3)
+    A3[:2, :2] = R90 @ A
+    return A3 @ Hp
+
+
+def _orient(M: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Make the plane map orientation-preserving at the World (no mirror image)."""
+    ys, xs = np.nonzero(mask[::4, ::4])
+    c = np.array([xs.mean() * 4, ys.mean() * 4]) if len(xs) else np.array(mask.shape[::-1]) / 2
+    eps = 2.0
+    p = _apply(M, np.array([c, c + [eps, 0], c + [0, eps]]))
+    J = np.column_stack([p[1] - p[0], p[2] - p[0]])
+    if np.linalg.det(J) < 0:
+        M = np.diag([1.0, -1.0, 1.0]) @ M
+    return M
+
+
+def _assign(seg_plane: np.ndarray, tol_deg=8.0):
+    d = seg_plane[:, 2:] - seg_plane[:, :2]
+    length = np.hypot(d[:, 0], d[:, 1])
+    dirn = d / (length[:, None] + 1e-12)
+    cos = np.abs(dirn @ EDGE_NORMALS.T)          # |cos| between segment and normal: ~0 if aligned
+    fam = np.argmin(cos, axis=1)
+    ok = cos[np.arange(len(fam)), fam] < math.sin(math.radians(tol_deg))
+    return np.where(ok, fam, -1), length
+
+
+def _period_score(rho, wts, period):
+    z = (wts * np.exp(2j * np.pi * rho / period)).sum()
+    return z
+
+
+def _fit_lattice(M, seg, colours: ColourModel):
+    """Pitch, phase and refined homography of the lattice; None when nothing lattice-like fits."""
+    sp = np.column_stack([_apply(M, seg[:, :2]), _apply(M, seg[:, 2:])])
+    fam, length = _assign(sp)
+    good = fam >= 0
+    if good.sum() < 6:
+        return None
+    # Scale: a hex side (length pitch/sqrt3) is the longest straight piece an edge can give.
+    side = np.percentile(length[good], 90)
+    mid = (sp[:, :2] + sp[:, 2:]) / 2
+    rho = np.einsum("ij,ij->i", mid, EDGE_NORMALS[np.maximum(fam, 0)])
+    best = None
+    for pitch in side * SQRT3 * np.geomspace(0.55, 1.8, 90):
+        period = pitch / 2
+        score, phases = 0.0, []
+        for k in range(3):
+            sel = fam == k
+            if not sel.any():
+                phases.append((0.0, 0.0))
+                continue
+            z = _period_score(rho[sel], length[sel], period)
+            score += abs(z)
+            phases.append((np.angle(z) / (2 * np.pi) * period, abs(z)))
+        score /= length[good].sum()
+        if best is None or score > best[0] * 1.0:
+            best = (score, pitch, phases)
+    # prefer the largest pitch whose score is near the best (smaller periods are sub-harmonics)
+    cands = []
+    for pitch in side * SQRT3 * np.geomspace(0.55, 1.8, 90):
+        period = pitch / 2
+        score, phases = 0.0, []
+        for k in range(3):
+            sel = fam == k
+            z = _period_score(rho[sel], length[sel], period) if sel.any() else 0j
+            score += abs(z)
+            phases.append((np.angle(z) / (2 * np.pi) * period, abs(z)))
+        cands.append((score / length[good].sum(), pitch, phases))
+    top = max(c[0] for c in cands)
+    score, pitch, phases = max((c for c in cands if c[0] >= 0.85 * top), key=lambda c: c[1])
+    origin = _origin_from_phases(phases, pitch / 2)
+    # normalise: plane units where pitch = 1 and the origin is a lattice point
+    T = np.array([[1 / pitch, 0, -origin[0] / pitch], [0, 1 / pitch, -origin[1] / pitch], [0, 0, 1]])
+    M1 = T @ M
+    M1 = _choose_coset(M1, colours)
+    return _refine(M1, seg)
+
+
+def _origin_from_phases(phases, period):
+    (p0, w0), (p1, w1), (p2, w2) = phases
+    r = ((p1 - p0 - p2) + period / 2) % period - period / 2
+    A = EDGE_NORMALS * np.sqrt(np.array([w0, w1, w2]) + 1e-9)[:, None]
+    b = np.array([p0, p1, p1 - p0 - r]) * np.sqrt(np.array([w0, w1, w2]) + 1e-9)
+    return np.linalg.lstsq(A, b, rcond=None)[0]
+
+
+def _choose_coset(M1, colours: ColourModel):
+    """Of the three sub-lattices consistent with the edge lines, keep the one of the tile centres."""
+    labels, margin = colours.classify(colours.lab)
+    gray = cv2.cvtColor(np.clip(colours.lab[..., :1] * 2.55, 0, 255).astype(np.uint8), cv2.COLOR_GRAY2BGR)
+    gx = cv2.Sobel(colours.lab[..., 0], cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(colours.lab[..., 0], cv2.CV_32F, 0, 1, ksize=3)
+    grad = np.hypot(gx, gy)
+    h, w = labels.shape
+    ys, xs = np.nonzero(colours.world_mask[::3, ::3])
+    pts = np.column_stack([xs * 3, ys * 3]).astype(float)
+    shift = np.array([0.5, -0.5 / SQRT3])
+    ang = np.linspace(0, 2 * np.pi, 12, endpoint=False)
+    best = None
+    for k in range(3):
+        Mk = np.array([[1, 0, -k * shift[0]], [0, 1, -k * shift[1]], [0, 0, 1]]) @ M1
+        cells = np.unique(plane_to_cells(_apply(Mk, pts)), axis=0)
+        Hinv = np.linalg.inv(Mk)
+        centres = cells_to_plane(cells)
+        uniform, gradsum = [], []
+        for rad in (0.12, 0.25, 0.36):
+            ring = centres[:, None, :] + rad * np.stack([np.cos(ang), np.sin(ang)], 1)[None]
+            pix = _apply(Hinv, ring.reshape(-1, 2)).round().astype(int)
+            ok = (pix[:, 0] >= 0) & (pix[:, 0] < w) & (pix[:, 1] >= 0) & (pix[:, 1] < h)
+            g = np.zeros(len(pix))
+            g[ok] = grad[pix[ok, 1], pix[ok, 0]]
+            gradsum.append(g.reshape(len(cells), -1))
+        gmat = np.concatenate(gradsum, axis=1)
+        score = float(np.median(gmat.mean(axis=1)))
+        if best is None or score < best[0]:
+            best = (score, Mk)
+    return best[1]
+
+
+def _refine(M1, seg, iters=5):
+    """ICP: snap every segment to its nearest lattice edge line and refit the homography."""
+    fam = None
+    for it in range(iters):
+        tol = 0.2 if it < 2 else 0.12
+        sp = np.column_stack([_apply(M1, seg[:, :2]), _apply(M1, seg[:, 2:])])
+        fam, length = _assign(sp, tol_deg=10.0 if it < 2 else 6.0)
+        src, dst, wts = [], [], []
+        ok = np.zeros(len(seg), bool)
+        for k in range(3):
+            sel = np.flatnonzero(fam == k)
+            if not len(sel):
+                continue
+            nrm = EDGE_NORMALS[k]
+            mid = (sp[sel, :2] + sp[sel, 2:]) / 2
+            rho = mid @ nrm
+            line = np.round(rho * 2) / 2
+            close = np.abs(rho - line) < tol
+            sel, line = sel[close], line[close]
+            ok[sel] = True
+            for end in (slice(0, 2), slice(2, 4)):
+                p = sp[sel, end]
+                target = p - ((p @ nrm) - line)[:, None] * nrm[None, :]
+                src.append(seg[sel, end])
+                dst.append(target)
+        if not src:
+            return None
+        src, dst = np.concatenate(src), np.concatenate(dst)
+        if len(src) < 8:
+            return None
+        Hn, inl = cv2.findHomography(src, dst, cv2.RANSAC, 0.08)
+        if Hn is None:
+            return None
+        M1 = Hn
+    fam = np.where(ok, fam, -1)
+    sp = np.column_stack([_apply(M1, seg[:, :2]), _apply(M1, seg[:, 2:])])
+    resid = []
+    for k in range(3):
+        sel = fam == k
+        if sel.any():
+            rho = ((sp[sel, :2] + sp[sel, 2:]) / 2) @ EDGE_NORMALS[k]
+            resid.append(np.abs(rho - np.round(rho * 2) / 2))
+    resid = np.concatenate(resid)
+    seg_len = np.hypot(*(seg[:, 2:] - seg[:, :2]).T)
+    return M1, fam, float(np.median(resid)), float(seg_len[fam >= 0].sum() / seg_len.sum())

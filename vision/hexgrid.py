@@ -1,0 +1,82 @@
+"""Pointy-topped hex lattice in axial coordinates, in units of the tile pitch (centre spacing = 1).
+
+>>> cell_to_plane((1, 0))
+(1.0, 0.0)
+>>> plane_to_cell(0.52, 0.85)
+(0, 1)
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+SQRT3 = math.sqrt(3.0)
+DIRECTIONS = {"E": (1, 0), "SE": (0, 1), "SW": (-1, 1), "W": (-1, 0), "NW": (0, -1), "NE": (1, -1)}
+STEPS = tuple(DIRECTIONS.values())
+CIRCUMRADIUS = 1.0 / SQRT3       # centre to corner for flat-to-flat width 1
+
+
+def cell_to_plane(cell) -> tuple[float, float]:
+    q, r = cell
+    return (q + r / 2.0, r * SQRT3 / 2.0)
+
+
+def cells_to_plane(cells) -> np.ndarray:
+    c = np.asarray(cells, dtype=float).reshape(-1, 2)
+    return np.stack([c[:, 0] + c[:, 1] / 2.0, c[:, 1] * SQRT3 / 2.0], axis=1)
+
+
+def plane_to_cells(xy) -> np.ndarray:
+    """Nearest axial cells (N,2 ints) of plane points (N,2)."""
+    xy = np.asarray(xy, dtype=float).reshape(-1, 2)
+    r = xy[:, 1] * 2.0 / SQRT3
+    q = xy[:, 0] - r / 2.0
+    s = -q - r
+    rq, rr, rs = np.round(q), np.round(r), np.round(s)
+    dq, dr, ds = abs(rq - q), abs(rr - r), abs(rs - s)
+    fix_q = (dq > dr) & (dq > ds)
+    fix_r = ~fix_q & (dr > ds)
+    rq = np.where(fix_q, -rr - rs, rq)
+    rr = np.where(fix_r, -rq - rs, rr)
+    return np.stack([rq, rr], axis=1).astype(int)
+
+
+def plane_to_cell(x, y) -> tuple[int, int]:
+    q, r = plane_to_cells([[x, y]])[0]
+    return int(q), int(r)
+
+
+def neighbours(cell):
+    q, r = cell
+    return [(q + dq, r + dr) for dq, dr in STEPS]
+
+
+def hexagon(cell, scale=1.0) -> np.ndarray:
+    """Corners (6,2) of a cell's hexagon in plane units; scale 1 = the full cell."""
+    cx, cy = cell_to_plane(cell)
+    ang = np.radians(30.0 + 60.0 * np.arange(6))
+    rad = CIRCUMRADIUS * scale
+    return np.stack([cx + rad * np.cos(ang), cy + rad * np.sin(ang)], axis=1)
+
+
+def ring(cells) -> set:
+    """The cells next to `cells` that are not in it."""
+    cells = set(cells)
+    return {n for c in cells for n in neighbours(c)} - cells
+
+
+def components(cells) -> list[set]:
+    """Connected groups of cells, largest first."""
+    left, groups = set(cells), []
+    while left:
+        seed = left.pop()
+        group, todo = {seed}, [seed]
+        while todo:
+            for n in neighbours(todo.pop()):
+                if n in left:
+                    left.remove(n)
+                    group.add(n)
+                    todo.append(n)
+        groups.append(group)
+    return sorted(groups, key=len, reverse=True)

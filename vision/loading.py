@@ -1,0 +1,115 @@
+"""Stage 0: read a photo (path, bytes or BGR array) into a full-resolution and a working image."""
+from __future__ import annotations
+
+import io
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+from .errors import UnreadableImageError
+
+MAX_PIXELS = 50_000_000          # beyond this we refuse (decompression bombs, absurd scans)
+MAX_BYTES = 60 * 1024 * 1024
+MIN_SIDE = 64
+WORK_LONG_SIDE = 1000            # the working resolution for the global stages
+
+
+@dataclass
+class LoadedImage:
+    full: np.ndarray             # BGR uint8, EXIF orientation applied
+    work: np.ndarray             # BGR uint8, long side <= WORK_LONG_SIDE
+    scale: float                 # work = full * scale
+
+    @property
+    def size(self) -> tuple[int, int]:
+        h, w = self.full.shape[:2]
+        return w, h
+
+
+def load_image(source) -> LoadedImage:
+    """Read `source` (a path, bytes or a BGR/gray ndarray); raise UnreadableImageError if we can't."""
+    if isinstance(source, np.ndarray):
+        full = _from_array(source)
+    else:
+        full = _from_bytes(_read_bytes(source))
+    h, w = full.shape[:2]
+    if min(h, w) < MIN_SIDE:
+        raise UnreadableImageError(f"image too small ({w}x{h}); need at least {MIN_SIDE} pixels a side")
+    scale = min(1.0, WORK_LONG_SIDE / max(h, w))
+    work = full if scale == 1.0 else cv2.resize(full, (round(w * scale), round(h * scale)),
+                                                interpolation=cv2.INTER_AREA)
+    return LoadedImage(full=full, work=work, scale=work.shape[1] / w)
+
+
+def _read_bytes(source) -> bytes:
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+    elif isinstance(source, (str, Path)):
+        path = Path(source)
+        try:
+            if path.stat().st_size > MAX_BYTES:
+                raise UnreadableImageError(f"image file too large ({path.stat().st_size} bytes)")
+            data = path.read_bytes()
+        except IsADirectoryError:
+            raise UnreadableImageError(f"not an image file: {path} is a directory") from None
+        except FileNotFoundError:
+            raise UnreadableImageError(f"no such file: {path}") from None
+        except OSError as exc:
+            raise UnreadableImageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    elif hasattr(source, "read"):
+        data = source.read(MAX_BYTES + 1)
+    else:
+        raise UnreadableImageError(f"cannot read an image from a {type(source).__name__}")
+    if not data:
+        raise UnreadableImageError("the image is empty (0 bytes)")
+    if len(data) > MAX_BYTES:
+        raise UnreadableImageError(f"image too large (over {MAX_BYTES // 2**20} MiB)")
+    return data
+
+
+def _from_bytes(data: bytes) -> np.ndarray:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            img = Image.open(io.BytesIO(data))
+            w, h = img.size
+            if w * h > MAX_PIXELS:
+                raise UnreadableImageError(
+                    f"image too large ({w}x{h} pixels; the limit is {MAX_PIXELS // 1_000_000} megapixels)")
+            if img.format not in ("JPEG", "PNG", "WEBP", "MPO", "BMP", "TIFF"):
+                raise UnreadableImageError(f"unsupported image format {img.format}; use JPEG, PNG or WebP")
+            img.load()
+            img = ImageOps.exif_transpose(img)
+            img = img.convert("RGB")
+    except UnreadableImageError:
+        raise
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+        raise UnreadableImageError("image too large (decompression bomb refused)") from None
+    except UnidentifiedImageError:
+        raise UnreadableImageError("not an image we can read (JPEG, PNG or WebP expected)") from None
+    except (OSError, SyntaxError, ValueError, EOFError) as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UnreadableImageError(f"broken or truncated image ({msg})") from None
+    return cv2.cvtColor(np.asarray(img), cv2.COLOR_RGB2BGR)
+
+
+def _from_array(arr: np.ndarray) -> np.ndarray:
+    if arr.size == 0:
+        raise UnreadableImageError("the image is empty")
+    if arr.ndim == 2:
+        arr = cv2.cvtColor(arr, cv2.COLOR_GRAY2BGR)
+    elif arr.ndim == 3 and arr.shape[2] == 4:
+        arr = cv2.cvtColor(arr, cv2.COLOR_BGRA2BGR)
+    elif not (arr.ndim == 3 and arr.shape[2] == 3):
+        raise UnreadableImageError(f"an image array must be HxW, HxWx3 or HxWx4, not {arr.shape}")
+    if arr.shape[0] * arr.shape[1] > MAX_PIXELS:
+        raise UnreadableImageError("image too large")
+    if arr.dtype != np.uint8:
+        if np.issubdtype(arr.dtype, np.floating) and arr.max(initial=0) <= 1.0:
+            arr = arr * 255.0
+        arr = np.clip(arr, 0, 255).astype(np.uint8)
+    return np.ascontiguousarray(arr)

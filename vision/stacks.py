@@ -1,0 +1,199 @@
+"""Stage 4: stacks of discs on tiles and on the perimeter: presence, height, top and side colours.
+
+Every candidate cell is tested against stack hypotheses of height 0..MAX_HEIGHT. A hypothesis is
+the projected silhouette of a cylinder (the profile's disc diameter, h times its thickness) standing
+on the cell; its score is the image edge strength across that silhouette. The best height wins; its
+margin over the runner-up is the confidence. The top disc's colour is read inside the top ellipse,
+the side discs' colours on the stack's front face between the expected disc boundaries.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from .colours import ColourModel
+from .geometry import WorldGeometry
+from .hexgrid import cells_to_plane
+from .profile import SetProfile
+
+MAX_HEIGHT = 12
+CIRCLE = np.stack([np.cos(np.linspace(0, 2 * np.pi, 48, endpoint=False)),
+                   np.sin(np.linspace(0, 2 * np.pi, 48, endpoint=False))], axis=1)
+PRESENCE = 0.34                  # minimal silhouette edge support (relative) for a stack
+CONFIDENT = 0.6
+
+
+@dataclass
+class StackRead:
+    cell: tuple
+    height: int
+    discs: list                   # bottom..top, "white"/"black"/None
+    top: str
+    confidence: float
+    top_confidence: float
+    height_confidence: float
+    on_tile: bool
+    top_pixel: tuple              # full-resolution pixel of the top disc's centre
+    scores: list = field(default_factory=list, repr=False)
+
+
+@dataclass
+class StackReading:
+    stacks: dict = field(default_factory=dict)    # cell -> StackRead
+    hidden: np.ndarray | None = field(default=None, repr=False)   # work mask of stack silhouettes
+
+    def draw(self, image: np.ndarray, geo: WorldGeometry, profile: SetProfile) -> np.ndarray:
+        out = image.copy()
+        f = out.shape[1] / (geo.segments_scale_width / geo.scale)
+        for cell, st in self.stacks.items():
+            sil = silhouette(geo, profile, cell, st.height, st.on_tile) * f
+            colour = (255, 255, 255) if st.top == "white" else (0, 0, 0)
+            cv2.polylines(out, [np.round(sil).astype(np.int32)], True, (0, 255, 0), 2, cv2.LINE_AA)
+            x, y = (np.array(st.top_pixel) * f).round().astype(int)
+            cv2.circle(out, (int(x), int(y)), 9, colour, -1)
+            cv2.circle(out, (int(x), int(y)), 9, (0, 255, 0), 1)
+            label = f"{st.height}{'?' if st.confidence < CONFIDENT else ''}"
+            cv2.putText(out, label, (int(x) + 10, int(y) - 6), cv2.FONT_HERSHEY_SIMPLEX, 0.8, (0, 0, 0), 4)
+            cv2.putText(out, label, (int(x) + 10, int(y) - 6), cv2.FONT_HERSHEY_SIMPLEX, 0.8,
+                        (0, 255, 255) if st.confidence >= CONFIDENT else (255, 0, 255), 2)
+        return out
+
+
+def _base_height(profile: SetProfile, on_tile: bool) -> float:
+    return 0.0 if on_tile else -profile.tile_thickness_mm
+
+
+def ring_points(geo: WorldGeometry, profile: SetProfile, cell, height_mm: float, scale=1.0) -> np.ndarray:
+    """Full-resolution pixels of the disc circle (radius * scale) at `height_mm` over the cell."""
+    r = profile.disc_diameter_mm / 2 * scale
+    return geo.project([cell] * len(CIRCLE), height_mm, CIRCLE * r)
+
+
+def silhouette(geo, profile, cell, height, on_tile) -> np.ndarray:
+    base = _base_height(profile, on_tile)
+    bottom = ring_points(geo, profile, cell, base)
+    top = ring_points(geo, profile, cell, base + height * profile.disc_thickness_mm)
+    pts = np.concatenate([bottom, top]).astype(np.float32)
+    return cv2.convexHull(pts).reshape(-1, 2)
+
+
+class EdgeMap:
+    """Colour gradients of the working image, normalised by their typical strength on the World."""
+
+    def __init__(self, colours: ColourModel):
+        lab = colours.lab
+        self.g = []
+        for c, wt in ((0, 1.0), (1, 1.2), (2, 1.2)):
+            ch = cv2.GaussianBlur(lab[..., c], (3, 3), 0) * wt
+            self.g.append((cv2.Sobel(ch, cv2.CV_32F, 1, 0, ksize=3) / 8,
+                           cv2.Sobel(ch, cv2.CV_32F, 0, 1, ksize=3) / 8))
+        mag = np.sqrt(sum(gx ** 2 + gy ** 2 for gx, gy in self.g))
+        vals = mag[colours.world_mask > 0]
+        self.norm = float(np.percentile(vals, 90)) if len(vals) else 1.0
+        self.norm = max(self.norm, 1.0)
+        self.h, self.w = mag.shape
+
+    def support(self, pts: np.ndarray, normals: np.ndarray) -> np.ndarray:
+        """Normal-direction edge strength at work-image points, clipped to 0..1."""
+        x = np.clip(np.round(pts[:, 0]).astype(int), 0, self.w - 1)
+        y = np.clip(np.round(pts[:, 1]).astype(int), 0, self.h - 1)
+        s = np.zeros(len(pts))
+        for gx, gy in self.g:
+            s += (gx[y, x] * normals[:, 0] + gy[y, x] * normals[:, 1]) ** 2
+        out = np.clip(np.sqrt(s) / self.norm, 0, 1)
+        inside = (pts[:, 0] >= 0) & (pts[:, 0] < self.w) & (pts[:, 1] >= 0) & (pts[:, 1] < self.h)
+        return np.where(inside, out, 0.0)
+
+
+def _contour_samples(poly: np.ndarray, n=72):
+    """Points and outward normals evenly spaced along a closed convex polygon."""
+    p = np.concatenate([poly, poly[:1]])
+    seg = np.diff(p, axis=0)
+    lens = np.hypot(seg[:, 0], seg[:, 1])
+    cum = np.concatenate([[0], np.cumsum(lens)])
+    t = np.linspace(0, cum[-1], n, endpoint=False)
+    idx = np.clip(np.searchsorted(cum, t, side="right") - 1, 0, len(seg) - 1)
+    frac = ((t - cum[idx]) / np.maximum(lens[idx], 1e-9))[:, None]
+    pts = p[idx] + seg[idx] * frac
+    tang = seg[idx] / np.maximum(lens[idx], 1e-9)[:, None]
+    normals = np.stack([tang[:, 1], -tang[:, 0]], 1)
+    return pts, normals
+
+
+def score_heights(edges: EdgeMap, geo, profile, cell, on_tile, max_height=MAX_HEIGHT) -> np.ndarray:
+    """Silhouette edge support for heights 0..max_height (index = height; 0 = the bare disc outline)."""
+    s = geo.scale
+    scores = np.zeros(max_height + 1)
+    for h in range(0, max_height + 1):
+        sil = silhouette(geo, profile, cell, h, on_tile) * s
+        pts, nrm = _contour_samples(sil)
+        sup = edges.support(pts, nrm)
+        scores[h] = float(np.mean(np.sort(sup)[len(sup) // 8:]))   # ignore the weakest eighth
+    return scores
+
+
+def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, cells, tiles: dict,
+                full_lab: np.ndarray | None = None) -> StackReading:
+    """Find the stacks among `cells` (on-tile when the cell is in `tiles`)."""
+    edges = EdgeMap(colours)
+    reading = StackReading(hidden=np.zeros(colours.world_mask.shape, np.uint8))
+    for cell in cells:
+        on_tile = cell in tiles
+        scores = score_heights(edges, geo, profile, cell, on_tile)
+        best = int(np.argmax(scores[1:])) + 1
+        if scores[best] < PRESENCE or scores[best] <= scores[0] * 0.9:
+            continue
+        others = np.delete(scores[1:], best - 1)
+        margin = scores[best] - (others.max() if len(others) else 0.0)
+        height_conf = float(np.clip(margin / 0.08, 0, 1))
+        presence_conf = float(np.clip((scores[best] - PRESENCE) / 0.15, 0, 1))
+        st = _read_colours(colours, geo, profile, cell, best, on_tile)
+        st.height_confidence = round(height_conf, 3)
+        st.confidence = round(min(height_conf, presence_conf, st.top_confidence), 3)
+        st.scores = [round(float(x), 3) for x in scores]
+        reading.stacks[cell] = st
+        sil = silhouette(geo, profile, cell, best, on_tile) * geo.scale
+        cv2.fillPoly(reading.hidden, [np.round(sil).astype(np.int32)], 255)
+    return reading
+
+
+def _classify_points(colours: ColourModel, pts_work: np.ndarray, shade_tolerant=False):
+    h, w = colours.lab.shape[:2]
+    x = np.clip(np.round(pts_work[:, 0]).astype(int), 0, w - 1)
+    y = np.clip(np.round(pts_work[:, 1]).astype(int), 0, h - 1)
+    lab = colours.lab[y, x]
+    a, b = colours.discs["white"].mean, colours.discs["black"].mean
+    wt = np.array([0.5 if shade_tolerant else 1.0, 1.0, 1.0])
+    axis = (b - a) * wt
+    t = ((lab - a) * wt) @ axis / (axis @ axis)          # 0 = white's colour, 1 = black's
+    t = float(np.median(t))
+    conf = float(np.clip(abs(t - 0.5) * 2.5, 0, 1))
+    return ("white" if t < 0.5 else "black"), conf
+
+
+def _read_colours(colours, geo, profile, cell, height, on_tile) -> StackRead:
+    base = _base_height(profile, on_tile)
+    top_h = base + height * profile.disc_thickness_mm
+    centre = geo.project([cell], top_h)[0]
+    inner = np.concatenate([ring_points(geo, profile, cell, top_h, k) for k in (0.2, 0.4, 0.6)])
+    top, top_conf = _classify_points(colours, np.vstack([inner, centre[None]]) * geo.scale)
+    discs = [None] * height
+    discs[-1] = top
+    cam_xy = geo.camera.centre[:2] / geo.pitch_mm
+    cxy = np.array(cells_to_plane([cell])[0])
+    toward = cam_xy - cxy
+    ang0 = np.arctan2(toward[1], toward[0])
+    r = profile.disc_diameter_mm / 2
+    for k in range(height - 1):
+        mid_h = base + (k + 0.5) * profile.disc_thickness_mm
+        angs = ang0 + np.radians([-35, -20, -8, 0, 8, 20, 35])
+        off = np.stack([np.cos(angs), np.sin(angs)], 1) * r * 0.97
+        pts = geo.project([cell] * len(angs), mid_h, off) * geo.scale
+        colour, conf = _classify_points(colours, pts, shade_tolerant=True)
+        if conf >= 0.5 and geo.camera.tilt_deg > 15:
+            discs[k] = colour
+    return StackRead(cell=cell, height=height, discs=discs, top=top, confidence=0.0,
+                     top_confidence=round(top_conf, 3), height_confidence=0.0, on_tile=on_tile,
+                     top_pixel=tuple(float(v) for v in centre))
