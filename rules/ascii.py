@@ -8,8 +8,8 @@ by a white disc.
 
 >>> from rules import Position
 >>> print(render_ascii(Position.standard()))
-r=-1         b
-r= 0     w   w
+r=-1   b
+r= 0 w   w
 r= 1   b
 to move: white   supply: 35/39   reserves: white 8, black 8   score: white 4, black 3
 """
