@@ -24,30 +24,30 @@ def parse_position(obj):
         raise InputError(f"Invalid position: {exc}", "bad_position", 422)
 
 
-def _with_side(pos, colour):
-    obj = rules.position_to_json(pos)
-    obj["to_move"] = colour
-    return rules.position_from_json(obj)
+def _with_side(position_json, colour):
+    return rules.position_from_json(dict(position_json, to_move=colour))
 
 
-def _preview(pos, move, colour):
+def _preview(position_json, move, colour):
     """The position after ``move`` with its score and the opponent's forced reply, if computable."""
     try:
-        after = rules.apply_move(_with_side(pos, colour), move)
+        after = rules.apply_move(_with_side(position_json, colour), move)
     except rules.IllegalMoveError as exc:
         return {"unknown": str(exc)}
-    after_analysis = rules.analyze(after)
+    game_over = after.is_game_over()
     return {
         "position": rules.position_to_json(after),
-        "score": after_analysis["score"],
-        "game_over": after_analysis["game_over"],
+        "score": rules.score(after),
+        "game_over": game_over,
+        "next_side": after.to_move,
+        "next": [] if game_over else [d.text for d in rules.forced_dances(after, after.to_move)],
     }
 
 
-def _build_moves(pos, colour):
+def _build_moves(position_json, colour):
     """The moves ``colour`` may make when it has no forced dance (enlarge, place, pass)."""
     moves = []
-    for move in rules.legal_moves(_with_side(pos, colour)):
+    for move in rules.legal_moves(_with_side(position_json, colour)):
         obj = rules.move_to_json(move)
         obj["text"] = move.text
         moves.append(obj)
@@ -102,9 +102,9 @@ def answer(position_json):
         forced = rules.forced_dances(pos, colour)
         for dance_json, dance in zip(result["forced_dances"][colour], forced):
             dance_json["text"] = dance.text
-            dance_json["after"] = _preview(pos, dance, colour)
+            dance_json["after"] = _preview(position_json, dance, colour)
         result["priority"][colour] = _priority_note(pos, colour, forced)
-        result["build_moves"][colour] = [] if forced else _build_moves(pos, colour)
+        result["build_moves"][colour] = [] if forced else _build_moves(position_json, colour)
     result["winner"] = rules.winner(result["score"]) or "draw"
     return result
 

@@ -154,13 +154,29 @@
   }
 
   // ---- drawing (shared by the diagram, the previews and the photo) ---------------------------
-  function drawIslands(layer, geo, analysis) {
+  // Where an island's points go: its cell nearest the island's centre that holds no stack.
+  function labelCell(cells, stacks, geo) {
+    let sx = 0, sy = 0, n = 0;
+    for (const k of cells) {
+      const c = geo.centre(...cellOf(k));
+      if (c) { sx += c[0]; sy += c[1]; n += 1; }
+    }
+    let best = null, bestDistance = Infinity;
+    for (const k of cells) {
+      const c = geo.centre(...cellOf(k));
+      if (!c) continue;
+      const d = Math.hypot(c[0] - sx / n, c[1] - sy / n) + (stacks.has(k) ? 1e6 : 0);
+      if (d < bestDistance) { best = c; bestDistance = d; }
+    }
+    return best;
+  }
+
+  function drawIslands(layer, geo, analysis, stacks) {
     for (const colour of SIDES) {
       const islands = (analysis.islands || {})[colour] || [];
       islands.forEach((island, index) => {
         const cells = new Set(island.map((c) => key(c[0], c[1])));
         const group = el("g", {class: `island island-${colour}${index === 0 ? " largest" : ""}`}, layer);
-        let sx = 0, sy = 0, n = 0;
         for (const k of cells) {
           const [q, r] = cellOf(k);
           DIRS.forEach(([dq, dr], d) => {
@@ -168,14 +184,13 @@
             const a = geo.corner(q, r, (d + 5) % 6), b = geo.corner(q, r, d);
             if (a && b) el("line", {x1: a[0], y1: a[1], x2: b[0], y2: b[1]}, group);
           });
-          const c = geo.centre(q, r);
-          if (c) { sx += c[0]; sy += c[1]; n += 1; }
         }
-        if (!n) return;
+        const at = labelCell(cells, stacks, geo);
+        if (!at) return;
         const points = index === 0 ? `${island.length}×2` : `${island.length}`;
         const s = geo.size();
         const label = el("g", {class: `island-points points-${colour}`,
-          transform: `translate(${(sx / n).toFixed(1)},${(sy / n + 0.55 * s).toFixed(1)})`}, group);
+          transform: `translate(${at[0].toFixed(1)},${at[1].toFixed(1)})`}, group);
         el("rect", {x: -0.55 * s, y: -0.27 * s, width: 1.1 * s, height: 0.5 * s, rx: 0.2 * s}, label);
         el("text", {"font-size": 0.36 * s, "text-anchor": "middle", "dominant-baseline": "central"}, label, points);
       });
@@ -254,7 +269,7 @@
         el("text", {x: x - 0.15 * HEX, y: y - 0.45 * HEX, "font-size": 0.45 * HEX, class: "low-mark"}, tilesLayer, "?");
       }
     }
-    drawIslands(el("g", {class: "islands"}, svg), geo, analysis);
+    drawIslands(el("g", {class: "islands"}, svg), geo, analysis, model.stacks);
     const stacksLayer = el("g", {class: "stacks"}, svg);
     for (const [k, stack] of model.stacks) {
       drawStack(stacksLayer, geo, k, stack, geo.centre(...cellOf(k)), {discOrder: true, confidence: options.confidence});
@@ -293,7 +308,7 @@
         el("text", {x: c[0] - 0.15 * s, y: c[1] - 0.45 * s, "font-size": 0.5 * s, class: "low-mark"}, tilesLayer, "?");
       }
     }
-    drawIslands(el("g", {class: "islands photo-islands"}, svg), geo, state.analysis);
+    drawIslands(el("g", {class: "islands photo-islands"}, svg), geo, state.analysis, model.stacks);
     const stacksLayer = el("g", {class: "stacks"}, svg);
     for (const [k, stack] of model.stacks) {
       const [q, r] = cellOf(k);
@@ -394,7 +409,8 @@
           drawDiagram(svg, after, {islands: {}}, {});
           caption.appendChild(document.createTextNode(
             `then White ${dance.after.score.white} · Black ${dance.after.score.black}` +
-            (dance.after.game_over ? " (game over)" : "")));
+            (dance.after.game_over ? " (game over)." : ".") +
+            (dance.after.next.length ? ` ${NAME[dance.after.next_side]} must then play ${dance.after.next.join(" or ")}.` : "")));
         } else {
           caption.appendChild(document.createTextNode(
             "no preview: the disc order of this stack is unknown (tap it to set the discs)."));
@@ -491,16 +507,19 @@
       button(stackRow, "Add a Black disc", () => editStack((d) => d.push("black")), {"data-action": "add-black"});
       return;
     }
-    const chips = html("div", {class: "chips", "aria-label": "discs, top first"}, box);
+    const columns = html("div", {class: "stack-editor"}, box);
+    const chips = html("div", {class: "chips"}, columns);
+    html("span", {class: "hint"}, chips, "Discs, top first (tap to change):");
     for (let i = stack.discs.length - 1; i >= 0; i -= 1) {
       const disc = stack.discs[i];
       const isTop = i === stack.discs.length - 1;
-      const label = `${isTop ? "top " : ""}${disc ? NAME[disc] : "?"}`;
+      const label = `${disc ? NAME[disc] : "unknown"}${isTop ? " (top)" : ""}`;
       button(chips, label, () => editStack((discs) => {
         const order = isTop ? ["white", "black"] : ["white", "black", null];
         discs[i] = order[(order.indexOf(discs[i]) + 1) % order.length];
-      }), {class: `chip-button disc-${disc || "unknown"}`, "data-disc": i});
+      }), {class: `button chip-button disc-${disc || "unknown"}`, "data-disc": i});
     }
+    columns.appendChild(stackRow);
     button(stackRow, "Height −1", () => editStack((discs) => {
       if (discs.length > 1) discs.splice(discs.length - 2, 1); else discs.pop();
     }), {"data-action": "lower"});

@@ -1,0 +1,59 @@
+"""Stored analyses: permanent links, saved corrections, nothing lost when other requests fail."""
+
+import io
+
+from conftest import example_position
+
+
+def test_stored_analysis_is_served_by_id(client, stored):
+    record = client.get(f"/api/analyses/{stored}").json
+    assert record["id"] == stored
+    assert record["link"].endswith(f"/a/{stored}")
+    assert record["corrections"] == []
+    assert [d["text"] for d in record["analysis"]["forced_dances"]["white"]] == ["dance 0,0 W"]
+    photo = client.get(record["photo"])
+    assert photo.status_code == 200 and photo.mimetype == "image/jpeg"
+    assert photo.data[:2] == b"\xff\xd8"
+
+
+def test_corrections_are_saved_and_change_the_answer(client, stored):
+    position = example_position()
+    position["stacks"] = [s for s in position["stacks"] if (s["q"], s["r"]) != (0, 0)]
+    corrections = [{"cell": [0, 0], "kind": "stack", "before": "stack of 2", "after": "no stack"}]
+    response = client.put(f"/api/analyses/{stored}/position",
+                          json={"position": position, "corrections": corrections})
+    assert response.status_code == 200
+    assert [d["text"] for d in response.json["analysis"]["forced_dances"]["white"]] == ["dance 2,-1 SW"]
+    record = client.get(f"/api/analyses/{stored}").json
+    assert record["corrections"] == corrections
+    assert {(s["q"], s["r"]) for s in record["position"]["stacks"]} == {(1, 0), (-1, 0), (0, 1), (2, -1)}
+    assert record["reading"]["stacks"][0]["q"] == -1   # the reading itself is kept as read
+
+
+def test_failed_requests_never_touch_stored_analyses(client, stored):
+    before = client.get(f"/api/analyses/{stored}").json
+    failures = [
+        client.put(f"/api/analyses/{stored}/position", json={"position": {"tiles": "x"}}),
+        client.put(f"/api/analyses/{stored}/position", data="{", content_type="application/json"),
+        client.put(f"/api/analyses/{stored}/position", json={"position": example_position(),
+                                                              "corrections": "nope"}),
+        client.post("/api/analyze", data={"photo": (io.BytesIO(b"junk"), "x.jpg")},
+                    content_type="multipart/form-data"),
+        client.post("/api/rules/analyze", json={"tiles": []}),
+    ]
+    assert all(400 <= r.status_code < 500 for r in failures), [r.status_code for r in failures]
+    after = client.get(f"/api/analyses/{stored}").json
+    assert after["position"] == before["position"] and after["corrections"] == before["corrections"]
+
+
+def test_unknown_analysis(client):
+    assert client.get("/api/analyses/nothing").status_code == 404
+    response = client.put("/api/analyses/nothing/position", json={"position": example_position()})
+    assert response.status_code == 404 and response.json["code"] == "not_found"
+
+
+def test_storage_survives_a_new_app_on_the_same_database(app, stored):
+    from webapp import create_app
+
+    again = create_app({"TESTING": True, "DATABASE": app.config["DATABASE"]})
+    assert again.test_client().get(f"/a/{stored}").status_code == 200
