@@ -19,6 +19,7 @@ def create_app(test_config=None):
     app.config.from_mapping(
         DATABASE=os.path.join(app.instance_path, "webapp.sqlite"),
         SAMPLE_DIR=str(REPO_ROOT / "sample_images"),
+        TLS_FOLDER=os.path.join(app.instance_path, "tls"),
         MAX_CONTENT_LENGTH=25 * 1024 * 1024,
         MAX_IMAGE_PIXELS=40_000_000,
         ANALYSIS_MAX_SIDE=2400,

@@ -32,20 +32,18 @@ def parse_args(argv):
     return parser.parse_args(argv)
 
 
-def serve_https(app, host, port, hosts):
+def https_server(app, host, port, hosts):
+    """A cheroot server speaking TLS with a self-signed certificate naming ``hosts``."""
     from cheroot import wsgi
     from cheroot.ssl.builtin import BuiltinSSLAdapter
 
     from .tls import self_signed_certificate
 
-    cert, key = self_signed_certificate(f"{app.instance_path}/tls", hosts)
-    server = wsgi.Server((host, port), app, numthreads=THREADS,
-                         max_request_body_size=app.config["MAX_CONTENT_LENGTH"] + 1024 * 1024)
+    cert, key = self_signed_certificate(app.config["TLS_FOLDER"], hosts)
+    server = wsgi.Server((host, port), app, numthreads=THREADS)
+    server.max_request_body_size = app.config["MAX_CONTENT_LENGTH"] + 1024 * 1024
     server.ssl_adapter = BuiltinSSLAdapter(str(cert), str(key))
-    try:
-        server.start()
-    except KeyboardInterrupt:
-        server.stop()
+    return server
 
 
 def main(argv=None):
@@ -63,7 +61,11 @@ def main(argv=None):
     try:
         if args.https:
             print("The certificate is self-signed: accept the browser's warning once.", flush=True)
-            serve_https(app, args.host, args.port, hosts)
+            server = https_server(app, args.host, args.port, hosts)
+            try:
+                server.start()
+            except KeyboardInterrupt:
+                server.stop()
         else:
             import waitress
 

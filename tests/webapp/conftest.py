@@ -53,7 +53,7 @@ def drawn_photo(tiles, width=800, height=600):
 @pytest.fixture
 def app(tmp_path):
     return create_app({"TESTING": True, "DATABASE": str(tmp_path / "webapp.sqlite"),
-                       "SAMPLE_DIR": str(SAMPLE_DIR)})
+                       "SAMPLE_DIR": str(SAMPLE_DIR), "TLS_FOLDER": str(tmp_path / "tls")})
 
 
 @pytest.fixture
