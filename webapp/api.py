@@ -26,14 +26,15 @@ def analyse_upload(source, data, to_move):
     config = current_app.config
     photo = decode_photo(data, config["MAX_IMAGE_PIXELS"], config["ANALYSIS_MAX_SIDE"])
     reading, overlay, position = referee.read_photo(photo, to_move)
-    analysis = referee.answer(position)
+    analysis, problem = referee.answer_or_problem(position)
+    # stored even when the reading is impossible: the page lets the user correct it
     analysis_id = db.insert_analysis(source, photo.jpeg, reading, overlay, position)
-    return {
-        "id": analysis_id,
-        "link": url_for("pages.result", analysis_id=analysis_id, _external=True),
-        "position": position,
-        "analysis": analysis,
-    }
+    link = url_for("pages.result", analysis_id=analysis_id, _external=True)
+    if problem is not None:
+        raise InputError(f"The photo reads as an impossible position ({problem}); "
+                         f"open {link} to correct the reading.", "impossible_reading", 422,
+                         id=analysis_id, link=link)
+    return {"id": analysis_id, "link": link, "position": position, "analysis": analysis}
 
 
 def json_body():
@@ -63,7 +64,7 @@ def get_analysis(analysis_id):
     record = db.load_analysis(analysis_id)
     if record is None:
         raise InputError("No analysis with this id.", "not_found", 404)
-    record["analysis"] = referee.answer(record["position"])
+    record["analysis"], record["problem"] = referee.answer_or_problem(record["position"])
     record["photo"] = url_for("pages.photo", analysis_id=analysis_id)
     record["link"] = url_for("pages.result", analysis_id=analysis_id, _external=True)
     return jsonify(record)

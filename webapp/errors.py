@@ -10,11 +10,12 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 class InputError(ValueError):
     """Bad input: ``message`` for the user, ``code`` for programs, ``status`` the HTTP status."""
 
-    def __init__(self, message, code, status=400):
+    def __init__(self, message, code, status=400, **details):
         super().__init__(message)
         self.message = message
         self.code = code
         self.status = status
+        self.details = details   # extra JSON fields, e.g. the link of a stored analysis
 
 
 def too_large_error(app):
@@ -31,7 +32,7 @@ def _wants_json():
 def respond(error):
     """The response for an InputError: JSON under /api/, else the page it came from."""
     if _wants_json():
-        return jsonify(error=error.message, code=error.code), error.status
+        return jsonify(error=error.message, code=error.code, **error.details), error.status
     return render_template("error.html", message=error.message, code=error.code), error.status
 
 

@@ -66,8 +66,15 @@ def upload():
             raise InputError("Choose a photo first.", "missing_photo", 400)
         record = analyse_upload("upload", upload.read(), side_to_move(request.form.get("to_move")))
     except InputError as error:
-        return _render_index(error, error.status)
+        return _after_failure(error)
     return redirect(url_for("pages.result", analysis_id=record["id"]), 303)
+
+
+def _after_failure(error):
+    """An impossible reading was stored: its page lets the user correct it; else the start page."""
+    if "id" in error.details:
+        return redirect(url_for("pages.result", analysis_id=error.details["id"]), 303)
+    return _render_index(error, error.status)
 
 
 @bp.post("/samples/<name>")
@@ -77,7 +84,7 @@ def analyse_sample(name):
         record = analyse_upload(f"sample:{name}", path.read_bytes(),
                                 side_to_move(request.form.get("to_move")))
     except InputError as error:
-        return _render_index(error, error.status)
+        return _after_failure(error)
     return redirect(url_for("pages.result", analysis_id=record["id"]), 303)
 
 
@@ -108,7 +115,7 @@ def result(analysis_id):
     record = db.load_analysis(analysis_id)
     if record is None:
         abort(404, description="No analysis with this link: it may have been made on another server.")
-    record["analysis"] = referee.answer(record["position"])
+    record["analysis"], record["problem"] = referee.answer_or_problem(record["position"])
     return render_template("result.html", record=record,
                            photo_url=url_for("pages.photo", analysis_id=analysis_id))
 

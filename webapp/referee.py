@@ -109,6 +109,14 @@ def answer(position_json):
     return result
 
 
+def answer_or_problem(position_json):
+    """(answer, None), or (None, message) when the position cannot occur (a misread photo)."""
+    try:
+        return answer(position_json), None
+    except InputError as error:
+        return None, error.message.removeprefix("Invalid position: ")
+
+
 def _profile():
     name = current_app.config["VISION_PROFILE"]
     return None if name is None else vision.load_profile(name)
@@ -148,13 +156,13 @@ def _pixel(point):
 
 def photo_overlay(reading, width, height):
     """Pixel geometry for drawing on the photo: cell centres near the World and stack tops."""
-    pos = reading.position
-    cells = _cells_near(set(pos.tiles) | set(pos.stacks), OVERLAY_RING)
+    stacks = set(reading.stack_discs)
+    cells = _cells_near(set(reading.tile_colours) | stacks, OVERLAY_RING)
     return {
         "width": width,
         "height": height,
         "cells": {_key(c): _pixel(reading.cell_to_pixel(c)) for c in sorted(cells)},
-        "tops": {_key(c): _pixel(reading.stack_top_pixel(c)) for c in sorted(pos.stacks)},
+        "tops": {_key(c): _pixel(reading.stack_top_pixel(c)) for c in sorted(stacks)},
     }
 
 
@@ -163,7 +171,9 @@ def read_photo(photo, to_move=None):
     with current_app.extensions["analysis_slots"]:
         reading = _read(photo.bgr)
     reading_json = reading.to_json()
-    position = {k: v for k, v in reading_json.items() if k != "image"}
+    # a photo shows no reserves: the rules count them from the discs on the table
+    position = {k: v for k, v in reading_json.items()
+                if k not in ("image", "reserves", "warnings", "timing")}
     if to_move is not None:
         position["to_move"] = to_move
     return reading_json, photo_overlay(reading, photo.width, photo.height), position

@@ -64,9 +64,11 @@
     return obj;
   };
 
+  const NO_ANSWER = {forced_dances: {}, islands: {}};
   const state = {
     model: modelFromJSON(record.position),
     analysis: record.analysis,
+    problem: record.problem,
     selected: null,
     corrections: record.corrections.slice(),
     history: [],
@@ -280,16 +282,41 @@
     }
   }
 
+  // The part of the photo to show: the World and its neighbours, unless the whole photo is asked for.
+  function photoViewBox(geo, model) {
+    const overlay = record.overlay;
+    if ($("whole-photo").checked) return [0, 0, overlay.width, overlay.height];
+    let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+    for (const k of editableCells(model)) {
+      const c = geo.centre(...cellOf(k));
+      if (!c) continue;
+      minX = Math.min(minX, c[0]); maxX = Math.max(maxX, c[0]); minY = Math.min(minY, c[1]); maxY = Math.max(maxY, c[1]);
+    }
+    if (minX === Infinity) return [0, 0, overlay.width, overlay.height];
+    const pad = geo.size() * 1.5;
+    // tall stacks rise above their cells: keep their tops in view
+    for (const k of model.stacks.keys()) {
+      const t = geo.top(...cellOf(k));
+      if (t) { minY = Math.min(minY, t[1]); minX = Math.min(minX, t[0]); maxX = Math.max(maxX, t[0]); }
+    }
+    const x0 = Math.max(0, minX - pad), y0 = Math.max(0, minY - pad);
+    const x1 = Math.min(overlay.width, maxX + pad), y1 = Math.min(overlay.height, maxY + pad);
+    return x1 - x0 < 50 || y1 - y0 < 50 ? [0, 0, overlay.width, overlay.height] : [x0, y0, x1 - x0, y1 - y0];
+  }
+
   // The reading drawn over the photo from vision's pixel coordinates.
   function drawOverlay() {
     const svg = $("overlay");
     const overlay = record.overlay;
     svg.textContent = "";
-    svg.setAttribute("viewBox", `0 0 ${overlay.width} ${overlay.height}`);
-    if (!$("show-reading").checked) return;
     const geo = photoGeometry(overlay);
     const model = state.model;
     const s = geo.size();
+    const box = photoViewBox(geo, model);
+    svg.setAttribute("viewBox", box.map((v) => v.toFixed(1)).join(" "));
+    svg.style.aspectRatio = `${box[2]} / ${box[3]}`;
+    el("image", {href: svg.dataset.photo, x: 0, y: 0, width: overlay.width, height: overlay.height}, svg);
+    if (!$("show-reading").checked) return;
     const tilesLayer = el("g", {class: "tiles"}, svg);
     for (const k of editableCells(model)) {
       const [q, r] = cellOf(k);
@@ -308,14 +335,15 @@
         el("text", {x: c[0] - 0.15 * s, y: c[1] - 0.45 * s, "font-size": 0.5 * s, class: "low-mark"}, tilesLayer, "?");
       }
     }
-    drawIslands(el("g", {class: "islands photo-islands"}, svg), geo, state.analysis, model.stacks);
+    const analysis = state.analysis || NO_ANSWER;
+    drawIslands(el("g", {class: "islands photo-islands"}, svg), geo, analysis, model.stacks);
     const stacksLayer = el("g", {class: "stacks"}, svg);
     for (const [k, stack] of model.stacks) {
       const [q, r] = cellOf(k);
       const at = geo.top(q, r);
       if (at) drawStack(stacksLayer, geo, k, stack, at, {discOrder: false, confidence: true});
     }
-    drawDances(el("g", {class: "dances"}, svg), geo, state.analysis, shownSides(), geo.top);
+    drawDances(el("g", {class: "dances"}, svg), geo, analysis, shownSides(), geo.top);
     if (state.selected) {
       const pts = hexPoints(geo, ...cellOf(state.selected));
       if (pts) el("polygon", {points: points(pts), class: "selected"}, svg);
@@ -347,6 +375,13 @@
     const a = state.analysis;
     const box = $("answer");
     box.textContent = "";
+    if (!a) {
+      html("p", {class: "error problem"}, box, `This position cannot occur: ${state.problem.replace(/^Invalid position: /, "")}`);
+      html("p", {class: "hint"}, box, "Correct the marked tiles and stacks below; the answer appears as soon as the position is possible.");
+      $("score").textContent = "";
+      $("previews-card").hidden = true;
+      return;
+    }
     if (a.game_over) {
       html("p", {class: "game-over"}, box, "The game is over: no move is played.");
     }
@@ -431,7 +466,8 @@
         `stack${lowStacks === 1 ? "" : "s"} (marked ?). Check them and tap to correct.`);
     }
     for (const w of record.reading.warnings || []) {
-      html("li", {}, list, typeof w === "string" ? w : (w.message || JSON.stringify(w)));
+      if (typeof w === "string") html("li", {}, list, w);
+      else if (!String(w.code || "").startsWith("uncertain")) html("li", {}, list, w.message || JSON.stringify(w));
     }
   }
 
@@ -569,30 +605,30 @@
     $("undo").disabled = !state.history.length;
     renderEditor();
     drawAll();
-    let body;
+    let response, body;
     try {
-      const response = await fetch("/api/rules/analyze", {
+      response = await fetch("/api/rules/analyze", {
         method: "POST", headers: {"Content-Type": "application/json"},
         body: JSON.stringify(modelToJSON(state.model)),
       });
       body = await response.json();
-      if (!response.ok) throw new Error(body.error || response.statusText);
     } catch (err) {
-      if (ticket === state.request) $("timing").textContent = `Cannot analyse this position: ${err.message}`;
+      if (ticket === state.request) $("timing").textContent = "The server cannot be reached.";
       return;
     }
     if (ticket !== state.request) return;   // a newer correction is on its way
-    state.analysis = body;
+    state.analysis = response.ok ? body : null;
+    state.problem = response.ok ? null : body.error.replace(/^Invalid position: /, "");
     renderAll();
     const ms = performance.now() - started;
     timings.corrections.push(ms);
     document.body.dataset.updates = String(timings.corrections.length);
     $("timing").textContent = `Answer updated in ${Math.round(ms)} ms.`;
-    scheduleSave();
+    if (response.ok) scheduleSave();
   }
 
   function drawAll() {
-    drawDiagram($("diagram"), state.model, state.analysis,
+    drawDiagram($("diagram"), state.model, state.analysis || NO_ANSWER,
       {edit: true, confidence: true, sides: shownSides(), selected: state.selected});
     drawOverlay();
   }
@@ -611,6 +647,7 @@
   $("diagram").addEventListener("click", onTap);
   $("overlay").addEventListener("click", onTap);
   $("show-reading").addEventListener("change", drawOverlay);
+  $("whole-photo").addEventListener("change", drawOverlay);
   for (const radio of document.querySelectorAll("input[name=side]")) {
     radio.addEventListener("change", () => {
       state.history.push(cloneModel(state.model));

@@ -64,7 +64,7 @@
     };
     xhr.onload = () => {
       const body = xhr.response || {};
-      if (xhr.status === 201 && body.id) {
+      if ((xhr.status === 201 || body.code === "impossible_reading") && body.id) {
         progress(100, "Done: opening the answer…");
         window.location.assign(`/a/${body.id}`);
       } else {
