@@ -58,7 +58,7 @@ def test_result_page_embeds_the_analysis(client, stored):
     assert data["id"] == stored
     assert data["analysis"]["forced_dances"]["white"][0]["text"] == "dance 0,0 W"
     assert data["overlay"]["cells"]["0,0"]
-    assert f'src="/a/{stored}/photo.jpg"' in page
+    assert f'data-photo="/a/{stored}/photo.jpg"' in page
     assert f"/a/{stored}" in page                        # the permanent link is shown
 
 
