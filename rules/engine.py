@@ -13,53 +13,68 @@ legal moves and then applying one of them walks the board once.
 """
 
 from .geometry import DELTAS, DIRECTIONS, decode, encode
-from .moves import (Dance, Enlarge, LayTile, Move, MoveFormatError, Pass, Place, dance_to_json,
+from .moves import (Dance, Enlarge, LayTile, Move, Pass, Place, cell_text, dance_to_json,
                     move_shape_from_json, move_to_json)
 from .position import (BLACK, COLOURS, OTHER, WHITE, IllegalMoveError, Position, PositionError,
-                       UnknownDiscsError, _hash_items)
+                       UnknownDiscsError)
 
 _PASS = Pass()
+_E, _SE, _SW, _W, _NW, _NE = DELTAS
+# Offset between two cells in line -> (direction index, distance); 16 discs reach 16 cells at most.
+_LINE = {delta * k: (d, k) for d, delta in enumerate(DELTAS) for k in range(1, 17)}
 _place_moves = {}
 _tile_moves = {}
 
 
 def _dance_scan(pos, colour):
-    """Every dance of ``colour`` (RULES.md 7.1) as codes ``(a, d, k, m, h)``, perimeter ones first.
+    """Every dance of ``colour`` (RULES.md 7.1) as codes ``(a, d, k, m, h)``.
 
     ``a`` origin, ``d`` direction index, ``k`` distance to the target, ``m`` tile cells sown, ``h``
     height; the dance is a perimeter dance when ``m < h``.  Returns ``(perimeter, other)`` lists.
+
+    Rather than walking six rays from every own stack, each (own stack, opponent stack) pair on
+    the tiles is looked up in the table of in-line offsets; only pairs in line, within reach and
+    not taller are then checked cell by cell.
     """
     tiles = pos._tiles
     stacks = pos._stacks
+    own = []
+    targets = []
+    for c, discs in stacks.items():
+        if c in tiles:
+            if discs[-1] == colour:
+                own.append((c, len(discs)))
+            else:
+                targets.append((c, len(discs)))
     perimeter = []
     inner = []
-    for a, discs in stacks.items():
-        if discs[-1] != colour or a not in tiles:
-            continue
-        h = len(discs)
-        for d in range(6):
+    if not targets:
+        return perimeter, inner
+    line_of = _LINE.get
+    for a, h in own:
+        for b, height in targets:
+            line = line_of(b - a)
+            if line is None or height > h:
+                continue
+            d, k = line
+            if k > h:
+                continue
             delta = DELTAS[d]
-            c = a
-            for k in range(1, h + 1):
+            c = a + delta
+            while c != b and c in tiles and c not in stacks:
+                c += delta
+            if c != b:
+                continue
+            m = k
+            while m < h:
                 c += delta
                 if c not in tiles:
                     break
-                target = stacks.get(c)
-                if target is None:
-                    continue
-                if target[-1] == colour or len(target) > h:
-                    break
-                m = k
-                while m < h:
-                    c += delta
-                    if c not in tiles:
-                        break
-                    m += 1
-                if m == h:
-                    inner.append((a, d, k, m, h))
-                elif c not in stacks:
-                    perimeter.append((a, d, k, m, h))
-                break
+                m += 1
+            if m == h:
+                inner.append((a, d, k, m, h))
+            elif c not in stacks:
+                perimeter.append((a, d, k, m, h))
     return perimeter, inner
 
 
@@ -72,15 +87,14 @@ def _make_dance(code):
 
 def _forced(pos, colour):
     """The forced dances of ``colour``, memoised on the position: dict (origin, direction) -> Dance."""
-    forced = pos._forced.get(colour)
+    forced = pos._memo.get(colour)
     if forced is None:
         perimeter, inner = _dance_scan(pos, colour)
-        codes = sorted(perimeter or inner)
         forced = {}
-        for code in codes:
+        for code in sorted(perimeter or inner):
             dance = _make_dance(code)
             forced[(dance.origin, dance.direction)] = dance
-        pos._forced[colour] = forced
+        pos._memo[colour] = forced
     return forced
 
 
@@ -103,20 +117,61 @@ def forced_dances(pos, colour):
 
 
 def _tile_neighbour_count(tiles, code):
-    return sum(1 for delta in DELTAS if code + delta in tiles)
+    return ((code + _E in tiles) + (code + _SE in tiles) + (code + _SW in tiles)
+            + (code + _W in tiles) + (code + _NW in tiles) + (code + _NE in tiles))
 
 
-def _enlarge_sites(pos):
-    """Cells (codes) of the off-World stacks touching at least 2 tiles, if the supply allows."""
-    if pos.tiles_left < 1:
-        return []
-    tiles = pos._tiles
-    return sorted(c for c in pos._stacks if c not in tiles and _tile_neighbour_count(tiles, c) >= 2)
+def _cascade(tiles, stacks, site, supply):
+    """The cells (codes) an enlargement at ``site`` turns into tiles, in order (RULES.md 8.1).
+
+    Depth-first from each new tile, neighbours in direction order, eligibility checked when a
+    neighbour is examined, stopping when the supply is used up.  Nothing is copied: the new
+    tiles are kept aside in ``laid``.
+    """
+    laid = [site]
+    new = {site}
+
+    def visit(code):
+        for delta in DELTAS:
+            n = code + delta
+            if (len(laid) < supply and n in stacks and n not in tiles and n not in new
+                    and sum(1 for d in DELTAS if n + d in tiles or n + d in new) >= 2):
+                laid.append(n)
+                new.add(n)
+                visit(n)
+
+    visit(site)
+    return laid
 
 
-def _empty_tiles(pos):
-    stacks = pos._stacks
-    return sorted(c for c in pos._tiles if c not in stacks)
+class _Cascade:
+    """The new tiles of an enlargement, worked out when first asked (kept by a generated Enlarge;
+    it holds the position's dicts, not the position, so that no reference cycle forms)."""
+
+    __slots__ = ("tiles", "stacks", "site", "supply")
+
+    def __init__(self, pos, site):
+        self.tiles = pos._tiles
+        self.stacks = pos._stacks
+        self.site = site
+        self.supply = pos.tiles_left
+
+    def __call__(self):
+        return tuple(map(decode, _cascade(self.tiles, self.stacks, self.site, self.supply)))
+
+
+def _enlargements(pos):
+    """The legal enlargements of the position (memoised): dict site code -> Enlarge."""
+    found = pos._memo.get("enlarge")
+    if found is None:
+        found = {}
+        if pos.tiles_left > 0:
+            tiles = pos._tiles
+            for site in sorted(pos._stacks.keys() - tiles.keys()):
+                if _tile_neighbour_count(tiles, site) >= 2:
+                    found[site] = Enlarge._generated(decode(site), _Cascade(pos, site))
+        pos._memo["enlarge"] = found
+    return found
 
 
 def _setup_sites(pos):
@@ -164,39 +219,11 @@ def legal_moves(pos):
     forced = _forced(pos, mover)
     if forced:
         return list(forced.values())
-    moves = [_enlarge_move(pos, c, mover)[0] for c in _enlarge_sites(pos)]
+    moves = list(_enlargements(pos).values())
     if pos._reserves[mover]:
-        moves.extend(_place(c) for c in _empty_tiles(pos))
+        places = _place_moves
+        moves.extend(places[c] if c in places else _place(c) for c in sorted(pos._tiles.keys() - pos._stacks.keys()))
     return moves or [_PASS]
-
-
-def _enlarge_move(pos, site, mover):
-    """Run the cascade from ``site``: (Enlarge move, new tiles dict, new stacks dict, reserves)."""
-    tiles = dict(pos._tiles)
-    stacks = dict(pos._stacks)
-    reserves = dict(pos._reserves)
-    laid = []
-    unknown = []
-    supply = pos.tiles_left
-
-    def convert(code):
-        nonlocal supply
-        for disc in stacks.pop(code):
-            if disc is None:
-                unknown.append(code)
-            else:
-                reserves[disc] += 1
-        tiles[code] = mover
-        laid.append(code)
-        supply -= 1
-        for delta in DELTAS:
-            n = code + delta
-            if supply and n in stacks and n not in tiles and _tile_neighbour_count(tiles, n) >= 2:
-                convert(n)
-
-    convert(site)
-    move = Enlarge(decode(site), [decode(c) for c in laid])
-    return move, tiles, stacks, reserves, laid, unknown
 
 
 def apply_move(pos, move):
@@ -251,20 +278,36 @@ def apply_move(pos, move):
         return Position._make(pos._tiles, stacks, other, reserves, pos.tiles_left, pos.total_tiles,
                               0, 0, pos._tiles_hash, pos._stacks_hash ^ hash((code, (mover,))))
     if isinstance(move, Enlarge):
-        code = encode(*move.at)
-        if code not in _enlarge_sites(pos):
+        site = encode(*move.at)
+        if site not in _enlargements(pos):
             raise IllegalMoveError(f"{move.text}: not an off-World stack touching 2 tiles (or the supply is empty)")
-        _, tiles, stacks, reserves, laid, unknown = _enlarge_move(pos, code, mover)
-        if unknown:
-            raise UnknownDiscsError(f"{move.text}: would return a disc of unknown colour (at {decode(unknown[0])}) to a reserve")
-        return Position._make(tiles, stacks, other, reserves, pos.tiles_left - len(laid),
-                              pos.total_tiles, 0, 0, _hash_items(tiles), _hash_items(stacks))
+        return _apply_enlarge(pos, _cascade(pos._tiles, pos._stacks, site, pos.tiles_left), mover, other)
     if isinstance(move, Pass):
         if legal_moves(pos) != [_PASS]:
             raise IllegalMoveError(f"pass: {mover} has a move to make")
         return Position._make(pos._tiles, pos._stacks, other, pos._reserves, pos.tiles_left,
                               pos.total_tiles, pos.passes + 1, 0, pos._tiles_hash, pos._stacks_hash)
     raise IllegalMoveError(f"{move.text}: set-up tiles are laid only in the experienced set-up")
+
+
+def _apply_enlarge(pos, laid, mover, other):
+    tiles = dict(pos._tiles)
+    stacks = dict(pos._stacks)
+    reserves = dict(pos._reserves)
+    tiles_hash = pos._tiles_hash
+    stacks_hash = pos._stacks_hash
+    for code in laid:
+        discs = stacks.pop(code)
+        stacks_hash ^= hash((code, discs))
+        for disc in discs:
+            if disc is None:
+                raise UnknownDiscsError(f"enlarge {cell_text(decode(laid[0]))}: would return a disc of "
+                                        f"unknown colour (at {cell_text(decode(code))}) to a reserve")
+            reserves[disc] += 1
+        tiles[code] = mover
+        tiles_hash ^= hash((code, mover))
+    return Position._make(tiles, stacks, other, reserves, pos.tiles_left - len(laid), pos.total_tiles,
+                          0, 0, tiles_hash, stacks_hash)
 
 
 def _apply_dance(pos, code, other):
@@ -421,10 +464,9 @@ def move_from_json(obj, pos):
                 raise IllegalMoveError(f"{shape.text}: {field} is {getattr(dance, field)!r}, not {given!r}")
         return dance
     if isinstance(shape, Enlarge):
-        code = encode(*shape.at)
-        if pos.is_game_over() or pos.setup_tiles_left or _forced(pos, mover) or code not in _enlarge_sites(pos):
+        move = _enlargements(pos).get(encode(*shape.at))
+        if pos.is_game_over() or pos.setup_tiles_left or _forced(pos, mover) or move is None:
             raise IllegalMoveError(f"{shape.text}: not a legal enlargement")
-        move = _enlarge_move(pos, code, mover)[0]
         if shape.new_tiles is not None and shape.new_tiles != move.new_tiles:
             raise IllegalMoveError(f"{shape.text}: new_tiles are {list(move.new_tiles)}, not {list(shape.new_tiles)}")
         return move

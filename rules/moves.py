@@ -112,15 +112,33 @@ class Enlarge(_CellMove):
     """Replace the off-World stack at ``at`` by a tile of the mover's colour, with its cascade.
 
     ``new_tiles`` lists every cell that becomes a tile, in cascade order (RULES.md 8.1); it is
-    ``None`` on a move not generated for a position (e.g. parsed from text).
+    ``None`` on a move not generated for a position (e.g. parsed from text).  On a generated
+    move it is worked out from the position the first time it is read.
     """
 
-    __slots__ = ("new_tiles",)
+    __slots__ = ("_new_tiles", "_source")
     kind = "enlarge"
 
     def __init__(self, at, new_tiles=None):
         super().__init__(at)
-        self.new_tiles = None if new_tiles is None else tuple(new_tiles)
+        self._new_tiles = None if new_tiles is None else tuple(new_tiles)
+        self._source = None
+
+    @classmethod
+    def _generated(cls, at, cascade):
+        """Fast constructor of the move generator: ``cascade()`` gives the new tiles on demand."""
+        move = cls.__new__(cls)
+        move.at = at
+        move._new_tiles = None
+        move._source = cascade
+        return move
+
+    @property
+    def new_tiles(self):
+        if self._new_tiles is None and self._source is not None:
+            self._new_tiles = self._source()
+            self._source = None
+        return self._new_tiles
 
     def __repr__(self):
         if self.new_tiles is None:

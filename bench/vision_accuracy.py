@@ -1,0 +1,289 @@
+"""How well does `python -m vision analyze` read the sample photos?
+
+    .venv/bin/python bench/vision_accuracy.py sample_images [--timeout 120] [--no-profile] [--json OUT]
+
+Runs the vision CLI on every image of FOLDER that has a truth file (NAME.json, format
+exxit-sample/1, written by tools/render), aligns each predicted position to its truth over the
+6 rotations and the translations of the hex lattice, and prints, overall, per tilt band and per
+edition: per-cell tile accuracy (white / black / none over the World, its perimeter and any cell the
+prediction calls a tile), World exactly right, stack precision and recall, top-colour accuracy,
+height and full disc order exactly right (over matched stacks), forced-dance sets exactly right
+(both colours, computed by `rules` on the aligned prediction and on the truth), score exactly
+right, whole position exactly right, images where no World was found, and the median and 95th
+percentile seconds per image (wall time of the subprocess, and the CLI's own "timing" total).
+A failing, crashing or missing vision counts as "no World found", so this runs from day one.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import rules  # noqa: E402
+
+NEIGHBOURS = ((1, 0), (0, 1), (-1, 1), (-1, 0), (0, -1), (1, -1))
+ROTATIONS = 6
+
+
+# ------------------------------------------------------------------ positions as plain maps
+def tile_map(pos: dict) -> dict:
+    """{(q, r): colour} of a position JSON."""
+    return {(int(t["q"]), int(t["r"])): t["colour"] for t in pos.get("tiles", [])}
+
+
+def stack_map(pos: dict) -> dict:
+    """{(q, r): tuple of disc colours (None where unread)} of a position JSON; vision may give only
+    "height" and "top"."""
+    out = {}
+    for s in pos.get("stacks", []):
+        discs = s.get("discs")
+        if discs is None or (s.get("height") and len(discs) != s["height"]):
+            h = int(s.get("height") or 1)
+            discs = [None] * (h - 1) + [s.get("top")]
+        out[(int(s["q"]), int(s["r"]))] = tuple(discs)
+    return out
+
+
+def rotate(cell, k):
+    """Rotate an axial cell by k * 60 degrees about (0, 0) (E -> SE for k = 1)."""
+    q, r = cell
+    for _ in range(k % 6):
+        q, r = -r, q + r
+    return q, r
+
+
+def transform(tiles: dict, stacks: dict, k: int, shift) -> tuple[dict, dict]:
+    move = lambda c: (rotate(c, k)[0] + shift[0], rotate(c, k)[1] + shift[1])
+    return ({move(c): v for c, v in tiles.items()}, {move(c): v for c, v in stacks.items()})
+
+
+def agreement(truth_tiles, truth_stacks, tiles, stacks) -> int:
+    """How much two placements agree: equal tile cells (colour counts) and equal stack cells."""
+    score = 0
+    for c, col in tiles.items():
+        if c in truth_tiles:
+            score += 2 if truth_tiles[c] == col else 1
+        else:
+            score -= 1
+    for c, discs in stacks.items():
+        if c in truth_stacks:
+            score += 2 if truth_stacks[c][-1] == discs[-1] else 1
+        else:
+            score -= 1
+    return score
+
+
+def align(truth: dict, pred: dict) -> tuple[dict, dict]:
+    """The prediction's tiles and stacks moved by the rotation and lattice translation that best
+    matches the truth (candidate translations: every truth cell paired with every predicted cell)."""
+    tt, ts = tile_map(truth), stack_map(truth)
+    pt, ps = tile_map(pred), stack_map(pred)
+    if not pt and not ps:
+        return {}, {}
+    truth_cells = list(tt) + list(ts)
+    best = None
+    for k in range(ROTATIONS):
+        rot_cells = [rotate(c, k) for c in list(pt) + list(ps)]
+        votes = Counter((a[0] - b[0], a[1] - b[1]) for a in truth_cells for b in rot_cells)
+        for shift, _ in votes.most_common(12):
+            tiles, stacks = transform(pt, ps, k, shift)
+            s = agreement(tt, ts, tiles, stacks)
+            if best is None or s > best[0]:
+                best = (s, tiles, stacks)
+    return best[1], best[2]
+
+
+def perimeter(tiles) -> set:
+    return {(q + dq, r + dr) for q, r in tiles for dq, dr in NEIGHBOURS} - set(tiles)
+
+
+def to_rules(tiles: dict, stacks: dict, total_tiles: int = 39):
+    """A rules.Position of an aligned placement, or None if rules refuses it."""
+    obj = {"format": "exxit-position/1",
+           "tiles": [{"q": q, "r": r, "colour": c} for (q, r), c in tiles.items()],
+           "stacks": [{"q": q, "r": r, "discs": list(d)} for (q, r), d in stacks.items()],
+           "total_tiles": max(total_tiles, len(tiles))}
+    try:
+        return rules.position_from_json(obj)
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def dance_set(pos, colour) -> frozenset:
+    return frozenset(json.dumps(rules.move_to_json(d), sort_keys=True) for d in rules.forced_dances(pos, colour))
+
+
+# ------------------------------------------------------------------ scoring one image
+def score_image(truth: dict, pred: dict | None) -> dict:
+    """Counts for one image; `pred` None means no World was found."""
+    tt, ts = tile_map(truth), stack_map(truth)
+    domain_truth = set(tt) | perimeter(tt)
+    out = {"images": 1, "no_world": 0, "cells": 0, "cells_right": 0, "world_right": 0,
+           "stacks_true": len(ts), "stacks_pred": 0, "stacks_matched": 0, "top_right": 0,
+           "height_right": 0, "order_right": 0, "dances_right": 0, "score_right": 0,
+           "position_right": 0}
+    if pred is None or not pred.get("tiles"):
+        out["no_world"] = 1
+        out["cells"] = len(domain_truth)
+        out["cells_right"] = sum(1 for c in domain_truth if c not in tt)
+        return out
+    pt, ps = align(truth, pred)
+    domain = domain_truth | set(pt)
+    out["cells"] = len(domain)
+    out["cells_right"] = sum(1 for c in domain if tt.get(c) == pt.get(c))
+    out["world_right"] = int(pt == tt)
+    out["stacks_pred"] = len(ps)
+    matched = set(ps) & set(ts)
+    out["stacks_matched"] = len(matched)
+    out["top_right"] = sum(1 for c in matched if ps[c][-1] == ts[c][-1])
+    out["height_right"] = sum(1 for c in matched if len(ps[c]) == len(ts[c]))
+    out["order_right"] = sum(1 for c in matched if ps[c] == ts[c])
+    out["position_right"] = int(pt == tt and ps == ts)
+    total = int(truth.get("total_tiles", 39))
+    truth_pos = to_rules(tt, ts, total)
+    pred_pos = to_rules(pt, ps, total)
+    if truth_pos is not None and pred_pos is not None:
+        out["dances_right"] = int(all(dance_set(truth_pos, c) == dance_set(pred_pos, c)
+                                      for c in (rules.WHITE, rules.BLACK)))
+        out["score_right"] = int(rules.score(truth_pos) == rules.score(pred_pos))
+    return out
+
+
+def summarise(rows: list[dict]) -> dict:
+    """Rates of a group of scored images."""
+    tot = defaultdict(float)
+    for row in rows:
+        for k, v in row.items():
+            if isinstance(v, (int, float)):
+                tot[k] += v
+    n = tot["images"] or 1
+    rate = lambda a, b: (a / b) if b else float("nan")
+    walls = sorted(r["wall_s"] for r in rows if "wall_s" in r)
+    inner = sorted(r["vision_s"] for r in rows if r.get("vision_s") is not None)
+    pct = lambda xs, p: xs[min(len(xs) - 1, int(round(p * (len(xs) - 1))))] if xs else float("nan")
+    return {
+        "images": int(tot["images"]),
+        "tile accuracy per cell": rate(tot["cells_right"], tot["cells"]),
+        "World exactly right": tot["world_right"] / n,
+        "stack precision": rate(tot["stacks_matched"], tot["stacks_pred"]),
+        "stack recall": rate(tot["stacks_matched"], tot["stacks_true"]),
+        "top colour right": rate(tot["top_right"], tot["stacks_matched"]),
+        "height exactly right": rate(tot["height_right"], tot["stacks_matched"]),
+        "disc order exactly right": rate(tot["order_right"], tot["stacks_matched"]),
+        "forced dances exactly right": tot["dances_right"] / n,
+        "score exactly right": tot["score_right"] / n,
+        "position exactly right": tot["position_right"] / n,
+        "no World found": tot["no_world"] / n,
+        "median s per image": pct(walls, 0.5),
+        "p95 s per image": pct(walls, 0.95),
+        "median s in vision": pct(inner, 0.5),
+        "p95 s in vision": pct(inner, 0.95),
+    }
+
+
+# ------------------------------------------------------------------ running the CLI
+def run_vision(image: Path, profile: str | None, timeout: float, python: str):
+    """(prediction JSON or None, wall seconds, in-process seconds or None, note)."""
+    cmd = [python, "-m", "vision", "analyze", str(image), "--json"]
+    if profile:
+        cmd += ["--profile", profile]
+    started = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, time.perf_counter() - started, None, "timeout"
+    except OSError as exc:
+        return None, time.perf_counter() - started, None, f"cannot run vision: {exc}"[:120]
+    wall = time.perf_counter() - started
+    if proc.returncode != 0:
+        lines = (proc.stderr or "").strip().splitlines()
+        return None, wall, None, f"exit {proc.returncode}: {lines[-1] if lines else ''}"[:120]
+    try:
+        pred = json.loads(proc.stdout)
+    except ValueError:
+        return None, wall, None, "output is not JSON"
+    timing = pred.get("timing") or {}
+    inner = timing.get("total_s") if isinstance(timing, dict) else None
+    return pred, wall, inner, "ok"
+
+
+def load_truths(folder: Path):
+    for path in sorted(folder.glob("*.json")):
+        try:
+            truth = json.loads(path.read_text())
+        except ValueError:
+            continue
+        if isinstance(truth, dict) and truth.get("format") == "exxit-sample/1":
+            image = path.with_name(truth.get("image", path.stem + ".jpg"))
+            if image.exists():
+                yield image, truth
+
+
+def fmt(v):
+    if isinstance(v, int):
+        return str(v)
+    if v != v:   # nan
+        return "-"
+    return f"{v:.3f}"
+
+
+def print_table(groups: dict):
+    names = list(groups)
+    metrics = list(next(iter(groups.values())))
+    width = max(len(m) for m in metrics) + 2
+    print("".ljust(width) + "".join(n.rjust(12) for n in names))
+    for m in metrics:
+        print(m.ljust(width) + "".join(fmt(groups[n][m]).rjust(12) for n in names))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="Vision accuracy on sample photos with ground truth.")
+    ap.add_argument("folder", help="folder of NAME.jpg + NAME.json (tools/render truth)")
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds per image")
+    ap.add_argument("--no-profile", action="store_true", help="do not pass the edition's profile")
+    ap.add_argument("--python", default=sys.executable, help="interpreter that runs the vision CLI")
+    ap.add_argument("--json", metavar="OUT", help="also write per-image results and the summary")
+    ap.add_argument("--verbose", "-v", action="store_true", help="one line per image")
+    args = ap.parse_args(argv)
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        sys.exit(f"vision_accuracy: {folder} is not a folder")
+    items = list(load_truths(folder))
+    if not items:
+        sys.exit(f"vision_accuracy: no images with truth (exxit-sample/1) in {folder}")
+    rows = []
+    for image, truth in items:
+        meta = truth.get("meta", {})
+        profile = None if args.no_profile else meta.get("edition")
+        pred, wall, inner, note = run_vision(image, profile, args.timeout, args.python)
+        row = score_image(truth["position"], pred)
+        row.update({"name": image.stem, "wall_s": wall, "vision_s": inner, "note": note,
+                    "tilt_band": meta.get("tilt_band", "?"), "edition": meta.get("edition", "?")})
+        rows.append(row)
+        if args.verbose:
+            print(f"{image.stem}: {note}, cells {row['cells_right']}/{row['cells']}, "
+                  f"stacks {row['stacks_matched']}/{row['stacks_true']}, {wall:.1f} s", flush=True)
+    groups = {"all": summarise(rows)}
+    for key in ("tilt_band", "edition"):
+        for value in sorted({r[key] for r in rows}):
+            groups[value] = summarise([r for r in rows if r[key] == value])
+    short = {"jactalea-red-black": "red-black", "silver-red": "silver-red", "black-white": "black-white"}
+    groups = {("tilt " + k if k[0].isdigit() else short.get(k, k)): v for k, v in groups.items()}
+    print(f"vision accuracy on {len(rows)} images of {folder}")
+    print_table(groups)
+    failures = Counter(r["note"].split(":")[0] for r in rows if r["note"] != "ok")
+    if failures:
+        print("vision did not answer: " + ", ".join(f"{k} x{v}" for k, v in failures.items()))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"summary": groups, "images": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
