@@ -66,23 +66,26 @@ def look_at(position, target, focal_px, image_size, roll_deg=0.0) -> Camera:
 
 
 def focal_from_homography(H: np.ndarray, principal) -> float | None:
-    """Focal length (px) implied by a plane homography with square pixels; None if degenerate."""
+    """Focal length (px) implied by a plane homography with square pixels; None if degenerate.
+
+    Zhang's two constraints (r1 . r2 = 0, |r1| = |r2|) solved for 1/f^2 in least squares, in
+    coordinates scaled by the principal point's distance so that every term is of order one.
+    """
     cx, cy = principal
-    T = np.array([[1, 0, -cx], [0, 1, -cy], [0, 0, 1.0]])
+    s = float(np.hypot(cx, cy))
+    T = np.array([[1 / s, 0, -cx / s], [0, 1 / s, -cy / s], [0, 0, 1]])
     G = T @ H
     G = G / np.linalg.norm(G[:, :2])
     h1, h2 = G[:, 0], G[:, 1]
-    # two linear equations in w = 1/f^2: (a_i * w + b_i = 0)
     a = np.array([h1[0] * h2[0] + h1[1] * h2[1], h1[0] ** 2 + h1[1] ** 2 - h2[0] ** 2 - h2[1] ** 2])
     b = np.array([h1[2] * h2[2], h1[2] ** 2 - h2[2] ** 2])
     denom = float(a @ a)
     if denom < 1e-12:
         return None
     w = -float(a @ b) / denom
-    # weight of the perspective terms relative to the affine ones: near-vertical views carry none
-    if w <= 0 or float(np.linalg.norm(b)) < 1e-7:
+    if w <= 0:
         return None
-    return float(1.0 / np.sqrt(w))
+    return float(s / np.sqrt(w))
 
 
 def camera_from_homography(H: np.ndarray, image_size, focal_px: float, estimated: bool) -> Camera:

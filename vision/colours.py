@@ -34,6 +34,13 @@ class ColourModel:
     world_mask: np.ndarray        # uint8 work-resolution mask of the main non-table region
     lab: np.ndarray = field(repr=False)   # float32 Lab work image
     confidence: float = 1.0
+    _labels: tuple | None = field(default=None, repr=False)
+
+    def pixel_classes(self):
+        """(labels, margin) of the whole working image, computed once."""
+        if self._labels is None:
+            self._labels = self.classify(self.lab)
+        return self._labels
 
     def classes(self):
         return [self.table, self.tiles["white"], self.tiles["black"]]
@@ -53,7 +60,7 @@ class ColourModel:
 
     def draw(self, image: np.ndarray) -> np.ndarray:
         """Debug drawing: each pixel painted with its class's mean colour, World mask outlined."""
-        labels, margin = self.classify(self.lab)
+        labels, margin = self.pixel_classes()
         palette = np.array([self._bgr(c) for c in self.classes()], np.uint8)
         out = palette[labels]
         out[margin < 1.0] = (255, 0, 255)

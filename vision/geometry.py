@@ -22,6 +22,7 @@ from .hexgrid import SQRT3, cells_to_plane, hexagon, plane_to_cells
 from .profile import SetProfile
 
 EDGE_NORMALS = np.array([[1.0, 0.0], [0.5, SQRT3 / 2], [-0.5, SQRT3 / 2]])   # 0°, 60°, 120°
+DEFAULT_FOCAL = 0.62           # focal length / image diagonal of a typical phone camera (HFOV ~65°)
 FAMILY_COLOURS = [(0, 0, 255), (0, 200, 0), (255, 0, 0)]
 
 
@@ -207,7 +208,7 @@ def find_world(work_gray: np.ndarray, colours: ColourModel, profile: SetProfile,
     img_to_plane, families, residual, inlier_frac = fit
     plane_to_work = np.linalg.inv(img_to_plane)
     plane_to_work /= plane_to_work[2, 2]
-    pitch = float(profile.tile_width_mm)
+    pitch = float(profile.pitch_mm)
     S = np.diag([1 / scale, 1 / scale, 1.0])
     H_mm = S @ plane_to_work @ np.diag([1 / pitch, 1 / pitch, 1.0])
     camera = _camera(H_mm, full_size)
@@ -225,9 +226,9 @@ def _camera(H_mm: np.ndarray, full_size) -> Camera:
     f = focal_from_homography(H_mm, (w / 2, h / 2))
     if f is not None and 0.35 * diag < f < 4.0 * diag:
         cam = camera_from_homography(H_mm, full_size, f, True)
-        if cam.tilt_deg > 12.0:
+        if cam.tilt_deg > 8.0:
             return cam
-    return camera_from_homography(H_mm, full_size, 1.0 * diag, False)
+    return camera_from_homography(H_mm, full_size, DEFAULT_FOCAL * diag, False)
 
 
 def _rectify_from_vps(vps: np.ndarray, support: np.ndarray):
@@ -294,21 +295,6 @@ def _fit_lattice(M, seg, colours: ColourModel):
     side = np.percentile(length[good], 90)
     mid = (sp[:, :2] + sp[:, 2:]) / 2
     rho = np.einsum("ij,ij->i", mid, EDGE_NORMALS[np.maximum(fam, 0)])
-    best = None
-    for pitch in side * SQRT3 * np.geomspace(0.55, 1.8, 90):
-        period = pitch / 2
-        score, phases = 0.0, []
-        for k in range(3):
-            sel = fam == k
-            if not sel.any():
-                phases.append((0.0, 0.0))
-                continue
-            z = _period_score(rho[sel], length[sel], period)
-            score += abs(z)
-            phases.append((np.angle(z) / (2 * np.pi) * period, abs(z)))
-        score /= length[good].sum()
-        if best is None or score > best[0] * 1.0:
-            best = (score, pitch, phases)
     # prefer the largest pitch whose score is near the best (smaller periods are sub-harmonics)
     cands = []
     for pitch in side * SQRT3 * np.geomspace(0.55, 1.8, 90):
@@ -340,12 +326,10 @@ def _origin_from_phases(phases, period):
 
 def _choose_coset(M1, colours: ColourModel):
     """Of the three sub-lattices consistent with the edge lines, keep the one of the tile centres."""
-    labels, margin = colours.classify(colours.lab)
-    gray = cv2.cvtColor(np.clip(colours.lab[..., :1] * 2.55, 0, 255).astype(np.uint8), cv2.COLOR_GRAY2BGR)
     gx = cv2.Sobel(colours.lab[..., 0], cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(colours.lab[..., 0], cv2.CV_32F, 0, 1, ksize=3)
     grad = np.hypot(gx, gy)
-    h, w = labels.shape
+    h, w = grad.shape
     ys, xs = np.nonzero(colours.world_mask[::3, ::3])
     pts = np.column_stack([xs * 3, ys * 3]).astype(float)
     shift = np.array([0.5, -0.5 / SQRT3])

@@ -8,7 +8,7 @@ import numpy as np
 
 from .colours import find_colours
 from .geometry import find_world
-from .hexgrid import cells_to_plane
+from .hexgrid import cells_to_plane, ring
 from .loading import load_image
 from .profile import load_profile
 from .reading import PhotoReading
@@ -37,10 +37,10 @@ def analyze_photo(source, profile=None) -> PhotoReading:
     geo = find_world(gray, colours, profile, image.size, image.scale)
     lap("geometry_s")
     cells = candidate_cells(colours, geo)
-    labels, _ = colours.classify(colours.lab)
-    first = read_tiles(colours, geo, cells, labels=labels)
-    stacks = read_stacks(colours, geo, profile, cells, first.tiles)
-    tiles = read_tiles(colours, geo, cells, hidden=stacks.hidden, labels=labels)
+    first = read_tiles(colours, geo, cells)
+    stack_cells = set(first.tiles) | ring(first.tiles)
+    stacks = read_stacks(colours, geo, profile, sorted(stack_cells), first.tiles)
+    tiles = read_tiles(colours, geo, cells, hidden=stacks.hidden)
     lap("cells_s")
     origin = _origin(tiles.tiles)
     uncertain_tiles = [c for c, rd in tiles.cells.items() if rd.confidence < TILE_CONFIDENT

@@ -33,6 +33,12 @@ class SetProfile:
     disc_thickness_mm: float
     colours: dict[str, ColourHint] = field(default_factory=dict)
     description: str = ""
+    tile_gap_mm: float = 1.2          # typical gap between laid tiles (our extension, optional)
+
+    @property
+    def pitch_mm(self) -> float:
+        """Centre-to-centre distance of neighbouring tiles on the table."""
+        return self.tile_width_mm + self.tile_gap_mm
 
     def white_is_lighter(self) -> bool:
         """Whether the role "white" is played by the lighter physical colour (the default)."""
@@ -47,6 +53,7 @@ class SetProfile:
             obj["description"] = self.description
         for key in SIZE_FIELDS:
             obj[key] = round(float(getattr(self, key)), 2)
+        obj["tile_gap_mm"] = round(float(self.tile_gap_mm), 2)
         if self.colours:
             obj["colours"] = {
                 role: {k: (list(v) if isinstance(v, tuple) else v)
@@ -73,6 +80,9 @@ def profile_from_json(obj) -> SetProfile:
         sizes[key] = float(value)
     if sizes["disc_diameter_mm"] >= sizes["tile_width_mm"] * 1.2:
         raise ProfileError("set profile: disc_diameter_mm must be smaller than tile_width_mm")
+    gap = obj.get("tile_gap_mm", 1.2)
+    if not isinstance(gap, (int, float)) or isinstance(gap, bool) or not 0 <= gap <= 0.5 * sizes["tile_width_mm"]:
+        raise ProfileError("set profile: tile_gap_mm must be a size in millimetres (0..half a tile)")
     colours = {}
     raw = obj.get("colours", {}) or {}
     if not isinstance(raw, dict):
@@ -86,7 +96,7 @@ def profile_from_json(obj) -> SetProfile:
             disc_rgb=_rgb(hint.get("disc_rgb"), role),
         )
     return SetProfile(name=str(obj.get("name", "custom")), colours=colours,
-                      description=str(obj.get("description", "")), **sizes)
+                      description=str(obj.get("description", "")), tile_gap_mm=float(gap), **sizes)
 
 
 def _rgb(value, role):

@@ -122,37 +122,96 @@ def _contour_samples(poly: np.ndarray, n=72):
     return pts, normals
 
 
-def score_heights(edges: EdgeMap, geo, profile, cell, on_tile, max_height=MAX_HEIGHT) -> np.ndarray:
-    """Silhouette edge support for heights 0..max_height (index = height; 0 = the bare disc outline)."""
+def score_heights(edges: EdgeMap, geo, profile, cell, on_tile, blocked=None, max_height=MAX_HEIGHT,
+                  shift_mm=(0.0, 0.0)):
+    """(presence, top) edge support per height 0..max_height.
+
+    presence[h]: along the whole silhouette of an h-stack; top[h]: along its top disc's rim
+    (the far half is the silhouette, the near half the edge between top face and side).
+    """
     s = geo.scale
-    scores = np.zeros(max_height + 1)
-    for h in range(0, max_height + 1):
-        sil = silhouette(geo, profile, cell, h, on_tile) * s
-        pts, nrm = _contour_samples(sil)
-        sup = edges.support(pts, nrm)
-        scores[h] = float(np.mean(np.sort(sup)[len(sup) // 8:]))   # ignore the weakest eighth
-    return scores
+    base = _base_height(profile, on_tile)
+    heights = base + np.arange(max_height + 1) * profile.disc_thickness_mm
+    r = profile.disc_diameter_mm / 2
+    n = len(CIRCLE)
+    offs = np.tile(CIRCLE * r + np.asarray(shift_mm), (len(heights), 1))
+    rims = geo.project([cell] * len(offs), np.repeat(heights, n), offs).reshape(len(heights), n, 2) * s
+    pts_all, nrm_all, which = [], [], []
+    for h in range(len(heights)):
+        hull = cv2.convexHull(np.concatenate([rims[0], rims[h]]).astype(np.float32)).reshape(-1, 2)
+        p, q = _contour_samples(hull, 64)
+        pts_all += [p]
+        nrm_all += [q]
+        rim = rims[h][::-1] if _clockwise(rims[h]) else rims[h]
+        p, q = _contour_samples(rim, 40)
+        pts_all += [p]
+        nrm_all += [q]
+    pts, nrm = np.concatenate(pts_all), np.concatenate(nrm_all)
+    sup = edges.support(pts, nrm)
+    if blocked is not None:
+        x = np.clip(np.round(pts[:, 0]).astype(int), 0, edges.w - 1)
+        y = np.clip(np.round(pts[:, 1]).astype(int), 0, edges.h - 1)
+        sup = np.where(blocked[y, x] == 0, sup, np.nan)
+    presence, top = np.zeros(len(heights)), np.zeros(len(heights))
+    k = 0
+    for h in range(len(heights)):
+        presence[h] = _robust_mean(sup[k:k + 64], 24)
+        top[h] = _robust_mean(sup[k + 64:k + 104], 16)
+        k += 104
+    return presence, top
+
+
+def _robust_mean(sup: np.ndarray, min_points: int) -> float:
+    sup = sup[~np.isnan(sup)]
+    if len(sup) < min_points:
+        return 0.0
+    return float(np.mean(np.sort(sup)[len(sup) // 8:]))       # ignore the weakest eighth
+
+
+def rim_support(edges: EdgeMap, geo, cell, height_mm: float, radius_mm: float) -> float:
+    """Edge support along a horizontal circle of `radius_mm` at `height_mm` over a cell: the weaker
+    of its far half (a disc top's silhouette) and its near half (the top face's front edge)."""
+    pts = geo.project([cell] * len(CIRCLE), height_mm, CIRCLE * radius_mm) * geo.scale
+    toward = geo.camera.centre[:2] - np.array(cells_to_plane([cell])[0]) * geo.pitch_mm
+    near = CIRCLE @ toward > 0
+    ccw = -1.0 if _clockwise(pts) else 1.0
+    tang = np.roll(pts, -1, axis=0) - np.roll(pts, 1, axis=0)
+    nrm = ccw * np.stack([tang[:, 1], -tang[:, 0]], 1) / (np.linalg.norm(tang, axis=1, keepdims=True) + 1e-9)
+    sup = edges.support(pts, nrm)
+    return min(_robust_mean(sup[near], 8), _robust_mean(sup[~near], 8))
+
+
+def _clockwise(poly) -> bool:
+    x, y = poly[:, 0], poly[:, 1]
+    return float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y)) < 0
 
 
 def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, cells, tiles: dict,
                 full_lab: np.ndarray | None = None) -> StackReading:
-    """Find the stacks among `cells` (on-tile when the cell is in `tiles`)."""
+    """Find the stacks among `cells` (on-tile when the cell is in `tiles`).
+
+    Cells are decided nearest-to-camera first; a decided stack's silhouette then hides the image
+    behind it, so its edges are not counted again as evidence for a stack further away.
+    """
     edges = EdgeMap(colours)
     reading = StackReading(hidden=np.zeros(colours.world_mask.shape, np.uint8))
-    for cell in cells:
+    cam = geo.camera.centre
+    dist = {c: float(np.linalg.norm(np.append(np.array(cells_to_plane([c])[0]) * geo.pitch_mm, 0) - cam))
+            for c in cells}
+    for cell in sorted(cells, key=dist.get):
         on_tile = cell in tiles
-        scores = score_heights(edges, geo, profile, cell, on_tile)
-        best = int(np.argmax(scores[1:])) + 1
-        if scores[best] < PRESENCE or scores[best] <= scores[0] * 0.9:
+        presence, top = score_heights(edges, geo, profile, cell, on_tile, blocked=reading.hidden)
+        best = int(np.argmax(top[1:])) + 1
+        if presence[best] < PRESENCE or top[best] < PRESENCE:
             continue
-        others = np.delete(scores[1:], best - 1)
-        margin = scores[best] - (others.max() if len(others) else 0.0)
+        others = np.delete(top[1:], best - 1)
+        margin = top[best] - (others.max() if len(others) else 0.0)
         height_conf = float(np.clip(margin / 0.08, 0, 1))
-        presence_conf = float(np.clip((scores[best] - PRESENCE) / 0.15, 0, 1))
+        presence_conf = float(np.clip((min(presence[best], top[best]) - PRESENCE) / 0.15, 0, 1))
         st = _read_colours(colours, geo, profile, cell, best, on_tile)
         st.height_confidence = round(height_conf, 3)
         st.confidence = round(min(height_conf, presence_conf, st.top_confidence), 3)
-        st.scores = [round(float(x), 3) for x in scores]
+        st.scores = [round(float(x), 3) for x in top]
         reading.stacks[cell] = st
         sil = silhouette(geo, profile, cell, best, on_tile) * geo.scale
         cv2.fillPoly(reading.hidden, [np.round(sil).astype(np.int32)], 255)

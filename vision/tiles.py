@@ -103,7 +103,7 @@ def read_tiles(colours: ColourModel, geo: WorldGeometry, cells, hidden: np.ndarr
     with `hidden` (the stacks' silhouettes) every visible sample of the hexagon counts.
     """
     if labels is None:
-        labels, _ = colours.classify(colours.lab)
+        labels, _ = colours.pixel_classes()
     h, w = labels.shape
     cells = list(cells)
     centres = cells_to_plane(cells)

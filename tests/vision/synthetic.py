@@ -143,3 +143,72 @@ def midgame():
     stacks = {(0, 0): ("black", "white"), (1, 0): ("white",), (1, 1): ("white", "black", "black"),
               (2, -1): ("black",), (-1, 0): ("white",), (3, -2): ("black", "white")}
     return tiles, stacks
+
+
+def random_scene(seed: int, tilt_deg: float, edition="jactalea-red-black", n_tiles=None) -> Scene:
+    """A random connected World with random stacks (some off the World), for accuracy checks."""
+    rng = np.random.default_rng(seed)
+    tiles = diamond()
+    n_tiles = n_tiles or int(rng.integers(6, 20))
+    steps = [(1, 0), (0, 1), (-1, 1), (-1, 0), (0, -1), (1, -1)]
+    while len(tiles) < n_tiles:
+        q, r = list(tiles)[rng.integers(len(tiles))]
+        dq, dr = steps[rng.integers(6)]
+        tiles.setdefault((q + dq, r + dr), "white" if rng.random() < 0.5 else "black")
+    stacks, left = {}, {"white": 8, "black": 8}
+    cells = list(tiles)
+    for _ in range(int(rng.integers(2, 7))):
+        cell = cells[rng.integers(len(cells))]
+        if rng.random() < 0.25:
+            q, r = cell
+            dq, dr = steps[rng.integers(6)]
+            cell = (q + dq, r + dr)
+        if cell in stacks:
+            continue
+        h = int(rng.integers(1, 5))
+        discs = []
+        for _ in range(h):
+            c = "white" if rng.random() < 0.5 else "black"
+            if left[c] == 0:
+                c = "black" if c == "white" else "white"
+            if left[c] == 0:
+                break
+            left[c] -= 1
+            discs.append(c)
+        if discs:
+            stacks[cell] = tuple(discs)
+    return Scene(tiles=tiles, stacks=stacks, edition=edition, tilt_deg=tilt_deg,
+                 yaw_deg=float(rng.uniform(0, 360)), distance_mm=float(rng.uniform(450, 650)),
+                 focal_px=float(rng.uniform(1100, 1700)), seed=seed,
+                 offset_mm=(float(rng.uniform(-40, 40)), float(rng.uniform(-30, 30))))
+
+
+def compare(reading, scene: Scene, cam) -> dict:
+    """Match a PhotoReading to the scene's truth through pixels; count errors."""
+    from vision.hexgrid import cell_to_plane as c2p, neighbours
+    geo = reading.geometry
+    truth_cells = set(scene.tiles) | set(scene.stacks) | {n for c in scene.tiles for n in neighbours(c)}
+    err = {"cells": 0, "cell_errors": 0, "stacks": len(scene.stacks), "stack_found": 0,
+           "stack_false": 0, "top_ok": 0, "height_ok": 0}
+    mapping = {}
+    for cell in truth_cells:
+        x, y = np.array(c2p(cell)) * scene.pitch_mm
+        pix = cam.project([[x, y, 0.0]])[0] * geo.scale
+        plane = geo.work_to_plane(pix[None])[0]
+        from vision.hexgrid import plane_to_cell
+        mapping[cell] = plane_to_cell(*plane)
+    tiles = reading.tiles.tiles
+    for cell in truth_cells:
+        err["cells"] += 1
+        if tiles.get(mapping[cell]) != scene.tiles.get(cell):
+            err["cell_errors"] += 1
+    read = reading.stacks.stacks
+    for cell, discs in scene.stacks.items():
+        st = read.get(mapping[cell])
+        if st is None:
+            continue
+        err["stack_found"] += 1
+        err["top_ok"] += st.top == discs[-1]
+        err["height_ok"] += st.height == len(discs)
+    err["stack_false"] = len(set(read) - {mapping[c] for c in scene.stacks})
+    return err
