@@ -61,9 +61,8 @@ def client(app):
     return app.test_client()
 
 
-@pytest.fixture
-def stored(app):
-    """The id of a stored analysis of the example position (as if vision had read it)."""
+def store_example(app):
+    """Store an analysis of the example position (as if vision had read it); return its id."""
     position = example_position()
     image, centre = drawn_photo(EXAMPLE_TILES)
     cells = {f"{q},{r}": list(centre(q, r)) for q in range(-5, 6) for r in range(-5, 6)}
@@ -72,3 +71,8 @@ def stored(app):
     reading = dict(position, image={}, warnings=[])
     with app.app_context():
         return db.insert_analysis("test", jpeg_bytes(image), reading, overlay, position)
+
+
+@pytest.fixture
+def stored(app):
+    return store_example(app)

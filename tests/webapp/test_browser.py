@@ -1,0 +1,192 @@
+"""Real-browser tests: Playwright drives Debian's Chromium against a real server on 127.0.0.1,
+at a phone-sized and a desktop-sized viewport.
+
+Set EXXIT_SCREENSHOTS=DIR to keep the screenshots (docs/screenshots/ holds a few for the README).
+"""
+
+import io
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+import waitress.server
+
+from conftest import SAMPLE_DIR, store_example
+from webapp import create_app, referee
+from webapp.photos import decode_photo
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream"]
+VIEWPORTS = {
+    "phone": dict(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True,
+                  has_touch=True),
+    "desktop": dict(viewport={"width": 1366, "height": 900}),
+}
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's Chromium is not installed (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def server_app(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("live")
+    return create_app({"DATABASE": str(folder / "webapp.sqlite"), "SAMPLE_DIR": str(SAMPLE_DIR),
+                       "TLS_FOLDER": str(folder / "tls")})
+
+
+@pytest.fixture(scope="module")
+def live_server(server_app):
+    """The app served by waitress on a free port of 127.0.0.1, as `python -m webapp` does."""
+    server = waitress.server.create_server(server_app, host="127.0.0.1", port=0, threads=4)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.effective_port}"
+    server.close()
+    thread.join(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def dancing_sample(server_app):
+    """The first sample photo whose reading has a forced dance (read once, in-process)."""
+    for path in sorted(SAMPLE_DIR.glob("*.jpg")):
+        with server_app.app_context():
+            photo = decode_photo(path.read_bytes(), 40_000_000, 2400)
+            try:
+                _, _, position = referee.read_photo(photo)
+            except ValueError:
+                continue
+            analysis, _ = referee.answer_or_problem(position)
+        if analysis and any(analysis["forced_dances"].values()):
+            return path
+    pytest.skip("no sample photo in sample_images/ is read with a forced dance")
+
+
+@pytest.fixture
+def stored(server_app):
+    return store_example(server_app)
+
+
+@pytest.fixture(params=list(VIEWPORTS))
+def page(request, browser):
+    context = browser.new_context(**VIEWPORTS[request.param])
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.viewport_name = request.param
+    yield page
+    context.close()
+    assert not errors, errors
+
+
+def screenshot(page, name):
+    folder = os.environ.get("EXXIT_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(folder) / f"{name}-{page.viewport_name}.png"))
+
+
+def answer_text(page):
+    return page.inner_text("#answer")
+
+
+def test_upload_a_sample_see_the_dance_and_score_then_correct_a_stack(page, live_server,
+                                                                      dancing_sample, server_app):
+    page.goto(live_server + "/")
+    page.set_input_files("#photo-input", str(dancing_sample))
+    page.wait_for_url("**/a/*", timeout=60_000)
+    page.wait_for_selector("body[data-ready='1']")
+    record = page.evaluate("JSON.parse(document.getElementById('record').textContent)")
+    dances = [d for c in ("white", "black") for d in record["analysis"]["forced_dances"][c]]
+    assert dances
+    # the arrows: one per forced dance, on the diagram and on the photo
+    assert page.locator("#diagram .dance-arrow").count() == len(dances)
+    assert page.locator("#overlay .dance-arrow").count() == len(dances)
+    assert dances[0]["text"] in answer_text(page)
+    score = record["analysis"]["score"]
+    assert f"White {score['white']}" in page.inner_text("#score")
+    assert f"Black {score['black']}" in page.inner_text("#score")
+    screenshot(page, "result")
+
+    # correct the stack that dances: remove it; the answer changes at once and is saved
+    cell = ",".join(map(str, dances[0]["from"]))
+    before = answer_text(page)
+    page.locator(f"#diagram .stack[data-cell='{cell}']").click()
+    page.locator("#editor [data-action='remove']").click()
+    page.wait_for_selector("body[data-updates='1']")
+    assert page.locator(f"#diagram .stack[data-cell='{cell}']").count() == 0
+    assert answer_text(page) != before
+    page.wait_for_function("document.getElementById('save-state').textContent === 'corrections saved'")
+    with server_app.app_context():
+        from webapp import db
+        saved = db.load_analysis(record["id"])
+    assert cell not in {f"{s['q']},{s['r']}" for s in saved["position"]["stacks"]}
+    assert saved["corrections"][-1]["kind"] == "stack"
+
+
+def test_result_page_shows_arrows_score_and_priority(page, live_server, stored):
+    """A stored analysis (RULES.md example 4): both sides' dances drawn, the priority explained."""
+    page.goto(f"{live_server}/a/{stored}")
+    page.wait_for_selector("body[data-ready='1']")
+    text = answer_text(page)
+    assert "dance 0,0 W" in text and "dance 0,1 NW" in text
+    assert "Perimeter priority" in text
+    assert page.locator("#diagram .dance-arrow").count() == 2
+    assert page.locator("#overlay .dance-arrow").count() == 2
+    assert "White 9 · Black 4" in page.inner_text("#score")   # 4×2 + 1 against 1×2 + 1 + 1
+    assert page.locator("#previews .preview").count() == 2
+    screenshot(page, "example")
+
+
+def test_two_taps_fix_a_stack_and_a_tile(page, live_server, stored):
+    page.goto(f"{live_server}/a/{stored}")
+    page.wait_for_selector("body[data-ready='1']")
+    # the White 2-stack at 0,0 was really Black on top: tap it, tap its top disc
+    page.locator("#diagram .stack[data-cell='0,0']").click()
+    page.locator("#editor [data-disc='1']").click()
+    page.wait_for_selector("body[data-updates='1']")
+    text = answer_text(page)
+    assert "dance 0,0 W" not in text
+    assert "dance 2,-1 SW" in text
+    # the tile at 2,0 was really White: tap it, tap "White tile"
+    page.locator("#diagram polygon[data-cell='2,0']").click()
+    page.locator("#editor [data-tile='white']").click()
+    page.wait_for_selector("body[data-updates='2']")
+    assert page.locator("#diagram polygon.tile-white[data-cell='2,0']").count() == 1
+    timings = page.evaluate("window.exxitTimings.corrections")
+    assert len(timings) == 2
+    screenshot(page, "correction")
+
+
+def test_start_page_upload_of_a_non_image_shows_the_error(page, live_server, tmp_path):
+    page.goto(live_server + "/")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a photo\n")
+    page.set_input_files("#photo-input", str(notes))
+    page.wait_for_selector("#message:not([hidden])")
+    assert "not an image" in page.inner_text("#message")
+    screenshot(page, "start")
+
+
+def test_camera_still_is_uploaded(page, live_server):
+    """Chromium's fake camera: the still is taken, uploaded and answered (no World in a test card)."""
+    page.goto(live_server + "/")
+    page.click("#camera-button")
+    page.wait_for_function("document.getElementById('camera-video').videoWidth > 0")
+    page.click("#camera-shoot")
+    page.wait_for_selector("#message:not([hidden])", timeout=60_000)
+    assert "no EXXIT World found" in page.inner_text("#message")
