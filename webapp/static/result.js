@@ -674,9 +674,9 @@
   });
 
   renderAll();
-  const uploadEnd = Number(sessionStorage.getItem("exxit-upload-end"));
-  sessionStorage.removeItem("exxit-upload-end");
+  const uploadStart = Number(sessionStorage.getItem("exxit-upload-start"));
+  sessionStorage.removeItem("exxit-upload-start");
   timings.drawn = Date.now();
-  if (uploadEnd) timings.uploadToDrawn = timings.drawn - uploadEnd;
+  if (uploadStart) timings.uploadToDrawn = timings.drawn - uploadStart;
   document.body.dataset.ready = "1";
 })();
