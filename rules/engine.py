@@ -19,11 +19,34 @@ from .position import (BLACK, COLOURS, OTHER, WHITE, IllegalMoveError, Position,
                        UnknownDiscsError)
 
 _PASS = Pass()
+_NEIGHBOUR_SETS = {}
+
+
+def _neighbour_set(code):
+    """The six neighbours of a cell code as a frozenset (table filled on first use)."""
+    cells = _NEIGHBOUR_SETS[code] = frozenset(code + delta for delta in DELTAS)
+    return cells
+
 _E, _SE, _SW, _W, _NW, _NE = DELTAS
 # Offset between two cells in line -> (direction index, distance); 16 discs reach 16 cells at most.
 _LINE = {delta * k: (d, k) for d, delta in enumerate(DELTAS) for k in range(1, 17)}
-_place_moves = {}
-_tile_moves = {}
+
+
+class _MoveTable(dict):
+    """Cell code -> the one move object of a kind for that cell, made on first use (moves are
+    immutable values, so every position can share them)."""
+
+    def __init__(self, kind):
+        super().__init__()
+        self.kind = kind
+
+    def __missing__(self, code):
+        move = self[code] = self.kind(decode(code))
+        return move
+
+
+_place_moves = _MoveTable(Place)
+_tile_moves = _MoveTable(LayTile)
 
 
 def _dance_scan(pos, colour):
@@ -78,23 +101,21 @@ def _dance_scan(pos, colour):
     return perimeter, inner
 
 
-def _make_dance(code):
-    a, d, k, m, h = code
-    delta = DELTAS[d]
-    drops = tuple(decode(a + delta * i) for i in range(1, m + 2 if m < h else m + 1))
-    return Dance._resolved(decode(a), DIRECTIONS[d], decode(a + delta * k), drops, m < h, code)
-
-
 def _forced(pos, colour):
     """The forced dances of ``colour``, memoised on the position: dict (origin, direction) -> Dance."""
-    forced = pos._memo.get(colour)
+    forced = pos._forced_white if colour == WHITE else pos._forced_black
     if forced is None:
         perimeter, inner = _dance_scan(pos, colour)
         forced = {}
         for code in sorted(perimeter or inner):
-            dance = _make_dance(code)
-            forced[(dance.origin, dance.direction)] = dance
-        pos._memo[colour] = forced
+            a, d, k, m, h = code
+            origin = decode(a)
+            direction = DIRECTIONS[d]
+            forced[(origin, direction)] = Dance._resolved(origin, direction, decode(a + DELTAS[d] * k), m < h, code)
+        if colour == WHITE:
+            pos._forced_white = forced
+        else:
+            pos._forced_black = forced
     return forced
 
 
@@ -126,51 +147,50 @@ def _cascade(tiles, stacks, site, supply):
 
     Depth-first from each new tile, neighbours in direction order, eligibility checked when a
     neighbour is examined, stopping when the supply is used up.  Nothing is copied: the new
-    tiles are kept aside in ``laid``.
+    tiles are kept aside in ``new``; ``path`` holds (cell, next direction) of the tiles whose
+    neighbours are still being examined.
     """
     laid = [site]
     new = {site}
-
-    def visit(code):
-        for delta in DELTAS:
-            n = code + delta
-            if (len(laid) < supply and n in stacks and n not in tiles and n not in new
-                    and sum(1 for d in DELTAS if n + d in tiles or n + d in new) >= 2):
-                laid.append(n)
-                new.add(n)
-                visit(n)
-
-    visit(site)
+    path = [(site, 0)]
+    while path and len(laid) < supply:
+        code, d = path.pop()
+        while d < 6:
+            n = code + DELTAS[d]
+            d += 1
+            if n in stacks and n not in tiles and n not in new:
+                touching = _tile_neighbour_count(tiles, n)
+                if touching < 2:
+                    touching += len(new.intersection(_NEIGHBOUR_SETS.get(n) or _neighbour_set(n)))
+                if touching >= 2:
+                    laid.append(n)
+                    new.add(n)
+                    path.append((code, d))
+                    path.append((n, 0))
+                    break
     return laid
 
 
-class _Cascade:
-    """The new tiles of an enlargement, worked out when first asked (kept by a generated Enlarge;
-    it holds the position's dicts, not the position, so that no reference cycle forms)."""
-
-    __slots__ = ("tiles", "stacks", "site", "supply")
-
-    def __init__(self, pos, site):
-        self.tiles = pos._tiles
-        self.stacks = pos._stacks
-        self.site = site
-        self.supply = pos.tiles_left
-
-    def __call__(self):
-        return tuple(map(decode, _cascade(self.tiles, self.stacks, self.site, self.supply)))
+def cascade_cells(tiles, stacks, site, supply):
+    """The cells ``(q, r)`` of :func:`_cascade` (how a generated Enlarge learns its new tiles)."""
+    return tuple(map(decode, _cascade(tiles, stacks, site, supply)))
 
 
 def _enlargements(pos):
     """The legal enlargements of the position (memoised): dict site code -> Enlarge."""
-    found = pos._memo.get("enlarge")
+    found = pos._enlargements
     if found is None:
         found = {}
-        if pos.tiles_left > 0:
+        supply = pos.tiles_left
+        if supply > 0:
             tiles = pos._tiles
-            for site in sorted(pos._stacks.keys() - tiles.keys()):
-                if _tile_neighbour_count(tiles, site) >= 2:
-                    found[site] = Enlarge._generated(decode(site), _Cascade(pos, site))
-        pos._memo["enlarge"] = found
+            stacks = pos._stacks
+            off_world = stacks.keys() - tiles.keys()
+            if off_world:
+                for site in sorted(off_world):
+                    if _tile_neighbour_count(tiles, site) >= 2:
+                        found[site] = Enlarge._generated(decode(site), (tiles, stacks, site, supply))
+        pos._enlargements = found
     return found
 
 
@@ -179,20 +199,6 @@ def _setup_sites(pos):
     stacks = pos._stacks
     sites = {c + delta for c in tiles for delta in DELTAS}
     return sorted(c for c in sites if c not in tiles and c not in stacks)
-
-
-def _place(code):
-    move = _place_moves.get(code)
-    if move is None:
-        move = _place_moves[code] = Place(decode(code))
-    return move
-
-
-def _lay_tile(code):
-    move = _tile_moves.get(code)
-    if move is None:
-        move = _tile_moves[code] = LayTile(decode(code))
-    return move
 
 
 def _require_mover(pos):
@@ -215,14 +221,13 @@ def legal_moves(pos):
     if pos.is_game_over():
         return []
     if pos.setup_tiles_left:
-        return [_lay_tile(c) for c in _setup_sites(pos)]
+        return list(map(_tile_moves.__getitem__, _setup_sites(pos)))
     forced = _forced(pos, mover)
     if forced:
         return list(forced.values())
     moves = list(_enlargements(pos).values())
     if pos._reserves[mover]:
-        places = _place_moves
-        moves.extend(places[c] if c in places else _place(c) for c in sorted(pos._tiles.keys() - pos._stacks.keys()))
+        moves.extend(map(_place_moves.__getitem__, sorted(pos._tiles.keys() - pos._stacks.keys())))
     return moves or [_PASS]
 
 
@@ -350,19 +355,23 @@ def islands(pos, colour):
     return [[decode(c) for c in island] for island in _islands(pos, colour)]
 
 
+def _island_from(todo, start):
+    """Remove from ``todo`` the island of ``start`` (already taken out of it); return it."""
+    island = [start]
+    neighbour_sets = _NEIGHBOUR_SETS
+    for c in island:
+        found = todo.intersection(neighbour_sets[c] if c in neighbour_sets else _neighbour_set(c))
+        if found:
+            todo -= found
+            island.extend(found)
+    return island
+
+
 def _islands(pos, colour):
-    tiles = pos._tiles
-    todo = {c for c, v in tiles.items() if v == colour}
+    todo = {c for c, v in pos._tiles.items() if v == colour}
     found = []
     while todo:
-        start = todo.pop()
-        island = [start]
-        for c in island:
-            for delta in DELTAS:
-                n = c + delta
-                if n in todo:
-                    todo.remove(n)
-                    island.append(n)
+        island = _island_from(todo, todo.pop())
         island.sort()
         found.append(island)
     found.sort(key=lambda island: (-len(island), island[0]))
@@ -370,19 +379,14 @@ def _islands(pos, colour):
 
 
 def _largest_island(tiles, colour):
+    """(number of ``colour`` tiles, size of its largest island)."""
     todo = {c for c, v in tiles.items() if v == colour}
     own = len(todo)
     largest = 0
-    while todo:
-        island = [todo.pop()]
-        for c in island:
-            for delta in DELTAS:
-                n = c + delta
-                if n in todo:
-                    todo.remove(n)
-                    island.append(n)
-        if len(island) > largest:
-            largest = len(island)
+    while len(todo) > largest:  # no island left can be larger
+        size = len(_island_from(todo, todo.pop()))
+        if size > largest:
+            largest = size
     return own, largest
 
 

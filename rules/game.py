@@ -65,6 +65,7 @@ class Game:
         if start.to_move is None:
             raise PositionError("a game needs the side to move in its starting position")
         self.start = start
+        self._position = start
         self._positions = [start]
         self._moves = []
         self._seen = {}
@@ -85,7 +86,7 @@ class Game:
     @property
     def position(self):
         """The current position."""
-        return self._positions[-1]
+        return self._position
 
     @property
     def moves(self):
@@ -112,15 +113,16 @@ class Game:
 
     def legal_moves(self):
         """The legal moves now (none once the game is over, by whatever reason)."""
-        return [] if self._outcome is not None else legal_moves(self.position)
+        return [] if self._outcome is not None else legal_moves(self._position)
 
     def play(self, move):
         """Play ``move``; raises :class:`IllegalMoveError` if it is not legal now."""
         if self._outcome is not None:
             raise IllegalMoveError(f"{move.text}: the game is over ({self._outcome.reason})")
-        pos = apply_move(self.position, move)
-        if not isinstance(move, (Dance, Pass)):
-            self._seen.clear()
+        pos = apply_move(self._position, move)
+        if move.kind != "dance" and move.kind != "pass":
+            self._seen.clear()  # no earlier position can recur after this move
+        self._position = pos
         self._positions.append(pos)
         self._moves.append(move)
         self._record(pos)
@@ -136,22 +138,18 @@ class Game:
         self._outcome = Outcome("resignation", score(self.position), OTHER[colour])
 
     def _record(self, pos):
+        """Count the occurrence of ``pos`` and end the game if it is over."""
         key = (pos._tiles_hash, pos._stacks_hash, pos.to_move)
-        entries = self._seen.setdefault(key, [])
-        for entry in entries:
-            if entry[0]._same_placement(pos):
-                entry[1] += 1
-                count = entry[1]
-                break
+        earlier = self._seen.get(key)
+        count = 1
+        if earlier is None:
+            self._seen[key] = [pos]
         else:
-            entries.append([pos, 1])
-            count = 1
-        reason = end_reason(pos)
-        if reason is None and count >= 3:
-            reason = "threefold_repetition"
-        if reason is not None:
+            count += sum(1 for other in earlier if other._same_placement(pos))
+            earlier.append(pos)
+        if pos.tiles_left == 0 or pos.passes >= 2 or count >= 3:
             scores = score(pos)
-            self._outcome = Outcome(reason, scores, winner(scores))
+            self._outcome = Outcome(end_reason(pos) or "threefold_repetition", scores, winner(scores))
 
     def analyze(self):
         """``rules.analyze`` of the current position, with the game's own end (repetition,

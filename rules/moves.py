@@ -25,7 +25,7 @@ Enlarge((2, -1))
 [True, True, True]
 """
 
-from .geometry import DIRECTION_INDEX, DIRECTIONS, MAX_COORD
+from .geometry import DELTAS, DIRECTION_INDEX, DIRECTIONS, MAX_COORD, decode
 
 
 class MoveFormatError(ValueError):
@@ -125,18 +125,21 @@ class Enlarge(_CellMove):
         self._source = None
 
     @classmethod
-    def _generated(cls, at, cascade):
-        """Fast constructor of the move generator: ``cascade()`` gives the new tiles on demand."""
+    def _generated(cls, at, source):
+        """Fast constructor of the move generator; ``source`` = (tiles, stacks, site, supply) of
+        the position, from which the new tiles are worked out when first read.  (It holds the
+        position's dicts, not the position, so that no reference cycle forms.)"""
         move = cls.__new__(cls)
         move.at = at
         move._new_tiles = None
-        move._source = cascade
+        move._source = source
         return move
 
     @property
     def new_tiles(self):
         if self._new_tiles is None and self._source is not None:
-            self._new_tiles = self._source()
+            from .engine import cascade_cells
+            self._new_tiles = cascade_cells(*self._source)
             self._source = None
         return self._new_tiles
 
@@ -168,7 +171,7 @@ class Dance(Move):
     Dance((0, 0), 'E', target=(2, 0), drops=((1, 0), (2, 0)), perimeter=False)
     """
 
-    __slots__ = ("origin", "direction", "target", "drops", "perimeter", "_code")
+    __slots__ = ("origin", "direction", "target", "_drops", "perimeter", "_code")
     kind = "dance"
 
     def __init__(self, origin, direction, target=None, drops=None, perimeter=None):
@@ -177,21 +180,30 @@ class Dance(Move):
             raise MoveFormatError(f"unknown direction {direction!r} (expected one of {' '.join(DIRECTIONS)})")
         self.direction = direction
         self.target = None if target is None else _check_cell(target, "target")
-        self.drops = None if drops is None else tuple(_check_cell(c, "drop") for c in drops)
+        self._drops = None if drops is None else tuple(_check_cell(c, "drop") for c in drops)
         self.perimeter = perimeter
         self._code = None
 
     @classmethod
-    def _resolved(cls, origin, direction, target, drops, perimeter, code):
-        """Fast constructor used by the move generator (arguments already checked)."""
+    def _resolved(cls, origin, direction, target, perimeter, code):
+        """Fast constructor of the move generator; ``code`` = (origin code, direction index,
+        distance to target, tile cells sown, height) gives the drops when first read."""
         dance = cls.__new__(cls)
         dance.origin = origin
         dance.direction = direction
         dance.target = target
-        dance.drops = drops
+        dance._drops = None
         dance.perimeter = perimeter
         dance._code = code
         return dance
+
+    @property
+    def drops(self):
+        if self._drops is None and self._code is not None:
+            a, d, _, m, h = self._code
+            delta = DELTAS[d]
+            self._drops = tuple(decode(a + delta * i) for i in range(1, m + 2 if m < h else m + 1))
+        return self._drops
 
     def _key(self):
         return (self.origin, self.direction)

@@ -80,7 +80,7 @@ class Position:
     """
 
     __slots__ = ("_tiles", "_stacks", "to_move", "_reserves", "tiles_left", "total_tiles",
-                 "passes", "setup_tiles_left", "_tiles_hash", "_stacks_hash", "_memo",
+                 "passes", "setup_tiles_left", "_tiles_hash", "_stacks_hash", "_forced_white", "_forced_black", "_enlargements",
                  "_tiles_view", "_stacks_view")
 
     def __init__(self, tiles, stacks=None, to_move=None, reserves=None, tiles_left=None,
@@ -162,7 +162,9 @@ class Position:
         self.setup_tiles_left = setup_tiles_left
         self._tiles_hash = tiles_hash
         self._stacks_hash = stacks_hash
-        self._memo = {}
+        self._forced_white = None  # engine memo: white's forced dances
+        self._forced_black = None  # engine memo: black's forced dances
+        self._enlargements = None  # engine memo: the legal enlargements
         self._tiles_view = None
         self._stacks_view = None
 
