@@ -85,16 +85,46 @@
   }
   const points = (pts) => pts.map((p) => `${p[0].toFixed(1)},${p[1].toFixed(1)}`).join(" ");
 
-  // Geometry of the diagram: pointy-top hexes.
-  const diagramGeometry = {
-    centre: (q, r) => [HEX * Math.sqrt(3) * (q + r / 2), HEX * 1.5 * r],
-    corner(q, r, i) {       // corner i lies between directions i and i+1 (at 60*i+30 degrees)
-      const [x, y] = this.centre(q, r);
-      const a = Math.PI / 180 * (60 * i + 30);
-      return [x + HEX * Math.cos(a), y + HEX * Math.sin(a)];
-    },
-    size: () => HEX,
-  };
+  // The diagram is turned (by a multiple of 60 degrees, mirrored if need be) to look like the photo.
+  function photoOrientation(overlay) {
+    const cells = overlay.cells;
+    const mean = (dq, dr) => {
+      let x = 0, y = 0;
+      for (const k of Object.keys(cells)) {
+        const [q, r] = cellOf(k);
+        const b = cells[key(q + dq, r + dr)];
+        if (b) { x += b[0] - cells[k][0]; y += b[1] - cells[k][1]; }
+      }
+      return Math.atan2(y, x);
+    };
+    const wanted = [mean(1, 0), mean(0, 1)];          // E and SE as the photo shows them
+    const gap = (a, b) => Math.abs(Math.atan2(Math.sin(a - b), Math.cos(a - b)));
+    let best = null, bestError = Infinity;
+    for (let k = 0; k < 6; k += 1) {
+      for (const mirror of [1, -1]) {
+        const t = k * Math.PI / 3;
+        const m = [Math.cos(t), -Math.sin(t) * mirror, Math.sin(t), Math.cos(t) * mirror];
+        const angle = (x, y) => Math.atan2(m[2] * x + m[3] * y, m[0] * x + m[1] * y);
+        const error = gap(angle(1, 0), wanted[0]) + gap(angle(0.5, Math.sqrt(3) / 2), wanted[1]);
+        if (error < bestError) { best = m; bestError = error; }
+      }
+    }
+    return best;
+  }
+
+  // Geometry of the diagram: pointy-top hexes, turned by the 2x2 matrix m.
+  function diagramGeometry(m) {
+    const turn = (p) => [m[0] * p[0] + m[1] * p[1], m[2] * p[0] + m[3] * p[1]];
+    return {
+      centre: (q, r) => turn([HEX * Math.sqrt(3) * (q + r / 2), HEX * 1.5 * r]),
+      corner(q, r, i) {     // corner i lies between directions i and i+1
+        const a = Math.PI / 180 * (60 * i + 30);
+        return turn([HEX * Math.sqrt(3) * (q + r / 2) + HEX * Math.cos(a), HEX * 1.5 * r + HEX * Math.sin(a)]);
+      },
+      size: () => HEX,
+    };
+  }
+  const DIAGRAM = diagramGeometry(photoOrientation(record.overlay));
 
   // Geometry of the photo: cell centres measured by vision; corners are the means of three centres.
   function photoGeometry(overlay) {
@@ -233,10 +263,12 @@
         const group = el("g", {class: `dance dance-${colour}`, "data-index": i}, layer);
         if (t) el("circle", {cx: t[0], cy: t[1], r: 0.62 * s, class: "target"}, group);
         // pull the head back so it does not hide the last cell's stack label
+        // start at the rim of the dancing stack's disc, end short of the last cell's centre
         const len = Math.hypot(b[0] - a[0], b[1] - a[1]) || 1;
-        const back = Math.min(0.35 * s, len / 3);
-        const bx = b[0] - (b[0] - a[0]) / len * back, by = b[1] - (b[1] - a[1]) / len * back;
-        el("line", {x1: a[0], y1: a[1], x2: bx, y2: by, class: "dance-arrow",
+        const ux = (b[0] - a[0]) / len, uy = (b[1] - a[1]) / len;
+        const lead = Math.min(0.5 * s, len / 3), back = Math.min(0.35 * s, len / 3);
+        el("line", {x1: a[0] + ux * lead, y1: a[1] + uy * lead, x2: b[0] - ux * back, y2: b[1] - uy * back,
+          class: "dance-arrow",
           "marker-end": `url(#arrow-${colour})`}, group);
         el("text", {x: a[0] + 0.35 * s, y: a[1] - 0.45 * s, "font-size": 0.45 * s, class: "dance-number"},
           group, String(i + 1));
@@ -247,7 +279,7 @@
   // The clean diagram of a position; interactive when `options.edit` is set.
   function drawDiagram(svg, model, analysis, options) {
     svg.textContent = "";
-    const geo = diagramGeometry;
+    const geo = DIAGRAM;
     const cells = options.edit ? editableCells(model) : new Set([...model.tiles.keys(), ...model.stacks.keys()]);
     let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
     for (const k of cells) {
