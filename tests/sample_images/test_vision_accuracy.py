@@ -1,0 +1,112 @@
+"""The scoring and alignment of bench/vision_accuracy.py."""
+from __future__ import annotations
+
+import copy
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "vision_accuracy.py"
+spec = importlib.util.spec_from_file_location("vision_accuracy", BENCH)
+va = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(va)
+
+W, B = "white", "black"
+
+
+def position(tiles, stacks):
+    return {"format": "exxit-position/1",
+            "tiles": [{"q": q, "r": r, "colour": c} for (q, r), c in tiles.items()],
+            "stacks": [{"q": q, "r": r, "discs": list(d)} for (q, r), d in stacks.items()]}
+
+
+# a mid-game: 9 tiles, an on-World mixed stack, a 3-stack, a perimeter stack; white has a dance
+TRUTH = position(
+    {(0, 0): W, (1, 0): W, (0, 1): B, (1, -1): B, (2, -1): W, (-1, 1): B, (-1, 0): W, (2, 0): B,
+     (0, -1): W},
+    {(0, 0): [B, W], (1, 0): [B], (2, -1): [W, B, B], (3, -1): [W], (-1, 1): [B]})
+
+
+def moved(pos, k, shift):
+    out = copy.deepcopy(pos)
+    for item in out["tiles"] + out["stacks"]:
+        q, r = va.rotate((item["q"], item["r"]), k)
+        item["q"], item["r"] = q + shift[0], r + shift[1]
+    return out
+
+
+def rates(truth, pred):
+    return va.summarise([dict(va.score_image(truth, pred), wall_s=1.0)])
+
+
+@pytest.mark.parametrize("k", range(6))
+def test_a_rotated_translated_copy_scores_perfectly(k):
+    got = rates(TRUTH, moved(TRUTH, k, (5, -3)))
+    for metric in ("tile accuracy per cell", "World exactly right", "stack precision", "stack recall",
+                   "top colour right", "height exactly right", "disc order exactly right",
+                   "forced dances exactly right", "score exactly right", "position exactly right"):
+        assert got[metric] == 1.0, metric
+    assert got["no World found"] == 0.0
+
+
+def test_rotation_is_a_lattice_symmetry():
+    assert [va.rotate((1, 0), k) for k in range(6)] == [(1, 0), (0, 1), (-1, 1), (-1, 0), (0, -1), (1, -1)]
+
+
+def test_a_mirrored_world_is_not_right():
+    mirrored = copy.deepcopy(TRUTH)
+    for item in mirrored["tiles"] + mirrored["stacks"]:
+        item["q"], item["r"] = item["q"] + item["r"], -item["r"]      # reflection of the lattice
+    assert rates(TRUTH, mirrored)["position exactly right"] == 0.0
+
+
+def test_one_flipped_tile_breaks_the_world_but_not_the_stacks():
+    pred = moved(TRUTH, 2, (1, 1))
+    pred["tiles"][3]["colour"] = W if pred["tiles"][3]["colour"] == B else B
+    got = rates(TRUTH, pred)
+    assert got["World exactly right"] == 0.0
+    assert got["position exactly right"] == 0.0
+    assert got["score exactly right"] == 0.0          # an island changed size
+    cells = len(set(va.tile_map(TRUTH)) | va.perimeter(va.tile_map(TRUTH)))
+    assert got["tile accuracy per cell"] == pytest.approx((cells - 1) / cells)
+    assert got["stack recall"] == 1.0 and got["disc order exactly right"] == 1.0
+
+
+def test_stack_errors_are_counted():
+    pred = copy.deepcopy(TRUTH)
+    pred["stacks"] = [s for s in pred["stacks"] if (s["q"], s["r"]) != (1, 0)]      # missed
+    pred["stacks"].append({"q": 1, "r": -1, "discs": [W]})                          # invented
+    pred["stacks"][0]["discs"] = [W, W]                                              # wrong order
+    pred["stacks"][1] = {"q": 2, "r": -1, "height": 2, "top": B, "discs": [None, B]}  # short
+    got = rates(TRUTH, pred)
+    assert got["stack recall"] == pytest.approx(4 / 5)
+    assert got["stack precision"] == pytest.approx(4 / 5)
+    assert got["top colour right"] == 1.0
+    assert got["height exactly right"] == pytest.approx(3 / 4)
+    assert got["disc order exactly right"] == pytest.approx(2 / 4)
+    assert got["World exactly right"] == 1.0 and got["position exactly right"] == 0.0
+
+
+def test_forced_dances_compare_on_the_aligned_positions():
+    pred = moved(TRUTH, 1, (0, 0))
+    for s in pred["stacks"]:
+        if s["discs"] == [B, W]:
+            s["discs"] = [W]       # the 2-stack read as 1: its dance E drops one disc, not two
+    got = rates(TRUTH, pred)
+    assert got["forced dances exactly right"] == 0.0
+    assert got["score exactly right"] == 1.0
+
+
+def test_no_world_counts_every_truth_tile_as_missed():
+    got = rates(TRUTH, None)
+    assert got["no World found"] == 1.0
+    assert got["World exactly right"] == 0.0 and got["stack recall"] == 0.0
+    tiles = va.tile_map(TRUTH)
+    cells = len(set(tiles) | va.perimeter(tiles))
+    assert got["tile accuracy per cell"] == pytest.approx((cells - len(tiles)) / cells)
+
+
+def test_a_missing_vision_reports_no_world(tmp_path):
+    pred, wall, inner, note = va.run_vision(tmp_path / "missing.jpg", None, 30, "/nonexistent/python")
+    assert pred is None and note != "ok"

@@ -1,0 +1,96 @@
+"""Make a stratified plan of sample photos: one spec per image (position, edition, light, table,
+tilt band, phase, seed). Needs the `rules` package for game positions, not bpy.
+
+    python tools/render/plan.py --count 72 --seed 2026 --out tools/render/sample_plan.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(HERE))
+
+import positions  # noqa: E402
+
+TILT_BANDS = ["0-15", "15-35", "35-60"]
+EDITIONS = ["jactalea-red-black", "silver-red", "black-white"]
+LIGHTS = ["overhead", "window", "lamp", "evening"]
+TABLES = ["wood", "felt", "tablecloth", "desk"]
+PHASES = ["opening", "midgame", "finished", "blitz"]
+SHORT = {"jactalea-red-black": "redblack", "silver-red": "silverred", "black-white": "blackwhite"}
+
+
+def balanced(values, count, seed, salt):
+    """`count` values, each block of len(values) a random permutation of them (so every value is
+    equally often, up to one); the first k values do not depend on `count`."""
+    out = []
+    for block in range((count + len(values) - 1) // len(values)):
+        perm = np.random.default_rng([seed, salt, block]).permutation(len(values))
+        out.extend(values[j] for j in perm)
+    return out[:count]
+
+
+def game_position(rng, phase, want):
+    if phase == "opening":
+        return positions.game_snapshot(rng, "opening")
+    if phase == "midgame":
+        return positions.game_snapshot(rng, "midgame", want=want)
+    if phase == "finished":
+        return positions.game_snapshot(rng, "finished", want=want)
+    total = int(rng.choice([19, 29]))
+    if rng.random() < 0.35:
+        import rules
+        return rules.position_to_json(rules.Position.standard(total_tiles=total))
+    return positions.game_snapshot(rng, "blitz-finished", total_tiles=total)
+
+
+def make_plan(count, seed, hand_only=False):
+    hand = positions.hand_written()
+    hand_names = list(hand)
+    n = len(hand_names) if hand_only else count
+    combos = [(t, e) for e in EDITIONS for t in TILT_BANDS]  # the 9 tilt x edition cells, cycled
+    lights, tables = balanced(LIGHTS, n, seed, 1), balanced(TABLES, n, seed, 2)
+    phases = balanced(PHASES + ["midgame"], n, seed, 3)   # midgames weigh double
+    wants = ["tall-stack", "mixed-stack", "perimeter-stack", "hole", None]
+    specs = []
+    for i in range(n):
+        tilt, edition = combos[(i + i // 9) % 9]
+        if i < len(hand_names):
+            source = hand_names[i]
+            phase, pos = hand[source]
+        else:
+            phase = phases[i]
+            want = wants[i % len(wants)] if phase in ("midgame", "finished") else None
+            pos = game_position(np.random.default_rng([seed, 100, i]), phase, want)
+            source = "random-game"
+        specs.append({
+            "name": f"s{i + 1:03d}-{phase}-{SHORT[edition]}-tilt{tilt.replace('-', '_')}",
+            "seed": int(seed * 1000 + i),
+            "edition": edition, "light": lights[i], "table": tables[i], "tilt_band": tilt,
+            "phase": phase, "source": source,
+            "features": positions.features(pos), "position": pos,
+        })
+    return specs
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--count", type=int, default=72)
+    ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--hand-only", action="store_true", help="only the hand-written positions")
+    ap.add_argument("--out", default=str(HERE / "sample_plan.json"))
+    args = ap.parse_args(argv)
+    specs = make_plan(args.count, args.seed, args.hand_only)
+    Path(args.out).write_text(json.dumps(specs, indent=1) + "\n")
+    print(f"{len(specs)} specs -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()
