@@ -8,7 +8,8 @@
     with the supply exhausted, the position before the final enlargement (35-38 tiles on the
     table, game not over, so legal moves are generated) and the final 39-tile position.  Every
     analysis is of a distinct Position object freshly built from JSON, so no cache of the engine
-    can serve it; the figure is the mean of both kinds (each also printed).
+    can serve it (enlargements' cascades, which the engine works out on first use, are read
+    too); per kind the median of 5 rounds; the figure is the mean of both kinds.
 
 Times are CPU time of this process (time.process_time), so that other jobs on the shared
 machine do not inflate them; the games' wall-clock rate is printed beside.
@@ -20,6 +21,7 @@ The last line is ``games_per_s=N analysis_us=N``.
 import argparse
 import platform
 import random
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -62,19 +64,22 @@ def end_game_positions(wanted):
     return live, final
 
 
-def time_analysis(objs, repeat):
-    positions = [rules.position_from_json(obj) for obj in objs for _ in range(repeat)]
+def time_analysis(objs, repeat, rounds=5):
+    """Median over ``rounds`` of the mean time per analysis; fresh Position objects each round."""
     forced_dances, score, legal_moves = rules.forced_dances, rules.score, rules.legal_moves
-    start = time.process_time()
-    for pos in positions:
-        forced_dances(pos, "white")
-        forced_dances(pos, "black")
-        score(pos)
-        for move in legal_moves(pos):
-            if move.kind == "enlarge":
-                move.new_tiles  # worked out on first use: include the cascades
-    elapsed = time.process_time() - start
-    return elapsed / len(positions) * 1e6
+    times = []
+    for _ in range(rounds):
+        positions = [rules.position_from_json(obj) for obj in objs for _ in range(repeat)]
+        start = time.process_time()
+        for pos in positions:
+            forced_dances(pos, "white")
+            forced_dances(pos, "black")
+            score(pos)
+            for move in legal_moves(pos):
+                if move.kind == "enlarge":
+                    move.new_tiles  # worked out on first use: include the cascades
+        times.append((time.process_time() - start) / len(positions) * 1e6)
+    return statistics.median(times)
 
 
 def time_full_json_analysis(objs, repeat):

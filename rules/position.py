@@ -339,7 +339,9 @@ def position_from_json(obj):
     """A Position from its ``exxit-position/1`` object; raises :class:`PositionError`.
 
     Optional fields take the defaults of FORMATS.md; fields it does not know (``confidence``,
-    ``image``, ...) are ignored.  A stack may be given by ``discs`` (``null`` = colour not read),
+    ``image``, ...) are ignored.  Our extension ``setup_tiles_left`` (tiles still to lay in the
+    experienced set-up) defaults to 6 minus the tiles for a World of 2 or 3 tiles without discs
+    (only the experienced set-up has one), else 0.  A stack may be given by ``discs`` (``null`` = colour not read),
     by ``height`` + ``top``, or by both (they must agree; the top must be known).
 
     >>> pos = position_from_json({"tiles": [{"q": 0, "r": 0, "colour": "white"}],
@@ -384,14 +386,32 @@ def position_from_json(obj):
                     tiles_left=_json_int(obj, "tiles_left", ""),
                     total_tiles=_json_int(obj, "total_tiles", ""),
                     passes=_json_int(obj, "passes", "", 0),
-                    setup_tiles_left=_json_int(obj, "setup_tiles_left", "", 0))
+                    setup_tiles_left=_json_int(obj, "setup_tiles_left", "", None)
+                    if obj.get("setup_tiles_left") is not None
+                    else _implied_setup_tiles(len(tiles), bool(stacks), obj.get("tiles_left"), obj.get("total_tiles")))
+
+
+def _implied_setup_tiles(placed, has_discs, tiles_left, total_tiles):
+    """Set-up tiles still to lay when the JSON does not say: a World of 2 or 3 tiles and no disc
+    is only reached in the experienced players' set-up (every other game starts with 4 tiles and
+    tiles are never removed), which lays tiles until the World has 6."""
+    if placed >= 4 or has_discs:
+        return 0
+    if _is_int(tiles_left):
+        supply = tiles_left
+    elif _is_int(total_tiles):
+        supply = total_tiles - placed
+    else:
+        supply = TOTAL_TILES - placed
+    return max(0, min(6 - placed, supply))
 
 
 def position_to_json(pos):
     """The ``exxit-position/1`` object of a position (cells sorted; unknown discs as ``null``).
 
-    ``to_move`` is left out when unknown; ``setup_tiles_left`` (our extension) only appears
-    during the experienced set-up; a stack with unknown discs also carries ``height`` and ``top``.
+    ``to_move`` is left out when unknown; ``setup_tiles_left`` (our extension) appears during
+    the experienced set-up (and wherever its JSON default would be wrong); a stack with unknown
+    discs also carries ``height`` and ``top``.
     """
     stacks = []
     for code in sorted(pos._stacks):
@@ -411,6 +431,6 @@ def position_to_json(pos):
         obj["to_move"] = pos.to_move
     obj.update(reserves=dict(pos._reserves), tiles_left=pos.tiles_left,
                total_tiles=pos.total_tiles, passes=pos.passes)
-    if pos.setup_tiles_left:
+    if pos.setup_tiles_left or _implied_setup_tiles(len(pos._tiles), bool(pos._stacks), pos.tiles_left, None):
         obj["setup_tiles_left"] = pos.setup_tiles_left
     return obj

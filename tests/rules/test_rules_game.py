@@ -235,3 +235,21 @@ def test_move_from_json_short_and_full_forms():
         rules.move_from_json({"type": "dance", "from": [0, 0], "direction": "E"}, pos)
     with pytest.raises(rules.MoveFormatError):
         rules.move_from_json({"type": "dance", "from": [0, 0]}, pos)
+
+
+def test_experienced_setup_is_recognised_from_plain_json():
+    obj = rules.position_to_json(Position.experienced())
+    del obj["setup_tiles_left"]
+    assert rules.position_from_json(obj) == Position.experienced()
+    game = rules.game_from_json({"setup": obj, "moves": [{"type": "tile", "at": [1, 0]},
+                                                         {"type": "tile", "at": [-1, 1]}]})
+    assert game.position.setup_tiles_left == 2
+    # Four tiles and no disc: the standard start unless the JSON says otherwise.
+    four = rules.position_to_json(game.position)
+    assert four["setup_tiles_left"] == 2
+    assert rules.position_from_json(four) == game.position
+    del four["setup_tiles_left"]
+    assert rules.position_from_json(four).setup_tiles_left == 0
+    # A 2-tile World given explicitly as not in the set-up keeps that through JSON.
+    plain = Position({(0, 0): "white", (0, 1): "black"}, to_move="white")
+    assert rules.position_from_json(rules.position_to_json(plain)) == plain
