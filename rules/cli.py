@@ -1,7 +1,10 @@
-"""Command line: ``python -m rules analyze|replay|show [FILE|-]`` (FORMATS.md).
+"""Command line: ``python -m rules analyze|replay|show|sgf [FILE|-]`` (FORMATS.md).
 
-Exit codes: 0 success; 1 ``replay`` met an illegal move (stderr names its index); 2 malformed or
+Exit codes: 0 success; 1 a game met an illegal move (stderr names its index); 2 malformed or
 impossible input (one line on stderr, never a traceback).
+
+A game is ``{"setup": POSITION, "moves": [MOVE, ...]}`` or a Boardspace record (text starting
+with ``(;``).
 """
 
 import argparse
@@ -13,13 +16,18 @@ from .engine import analyze
 from .game import game_from_json
 from .moves import MoveFormatError
 from .position import IllegalMoveError, PositionError, position_from_json, position_to_json
+from .sgf import game_from_sgf, game_to_sgf
 
 
 class InputError(Exception):
     """Input the command cannot use (exit 2)."""
 
 
-def _read_json(source):
+class IllegalGameError(Exception):
+    """A game whose move ``index`` is illegal (exit 1)."""
+
+
+def _read_text(source):
     try:
         if source == "-":
             data = sys.stdin.buffer.read()
@@ -29,53 +37,60 @@ def _read_json(source):
     except OSError as error:
         raise InputError(f"cannot read {source}: {error.strerror or error}") from None
     try:
-        return json.loads(data.decode("utf-8"))
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{source}: not UTF-8 text") from None
+
+
+def _parse_json(text, source):
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as error:
         raise InputError(f"{source}: not JSON ({error.msg} at line {error.lineno} column {error.colno})") from None
     except RecursionError:
         raise InputError(f"{source}: JSON nested too deeply") from None
 
 
+def _is_record(text):
+    return text.lstrip().startswith("(;")
+
+
+def _game(text, obj=None, source="-"):
+    """The game of a JSON text (or of ``obj`` already parsed) or of a Boardspace record."""
+    try:
+        if _is_record(text):
+            return game_from_sgf(text)
+        return game_from_json(_parse_json(text, source) if obj is None else obj)
+    except IllegalMoveError as error:
+        raise IllegalGameError(f"illegal move at index {error.index}: {error}") from None
+
+
 def _print_json(obj):
     print(json.dumps(obj))
 
 
-def _load_game(obj):
-    try:
-        return game_from_json(obj), None
-    except IllegalMoveError as error:
-        return None, error
-
-
 def cmd_analyze(args):
-    _print_json(analyze(position_from_json(_read_json(args.file))))
-    return 0
+    _print_json(analyze(position_from_json(_parse_json(_read_text(args.file), args.file))))
 
 
 def cmd_replay(args):
-    obj = _read_json(args.file)
-    game, error = _load_game(obj)
-    if error is not None:
-        print(f"illegal move at index {error.index}: {error}", file=sys.stderr)
-        return 1
+    game = _game(_read_text(args.file), source=args.file)
     _print_json({"position": position_to_json(game.position), "analysis": game.analyze()})
-    return 0
 
 
 def cmd_show(args):
-    obj = _read_json(args.file)
-    if isinstance(obj, dict) and "setup" in obj:
-        game, error = _load_game(obj)
-        if error is not None:
-            print(f"illegal move at index {error.index}: {error}", file=sys.stderr)
-            return 1
-        pos = game.position
+    text = _read_text(args.file)
+    obj = None if _is_record(text) else _parse_json(text, args.file)
+    if obj is None or (isinstance(obj, dict) and "setup" in obj):
+        pos = _game(text, obj, args.file).position
     else:
         pos = position_from_json(obj)
     print(render_ascii(pos))
-    return 0
+
+
+def cmd_sgf(args):
+    game = _game(_read_text(args.file), source=args.file)
+    sys.stdout.write(game_to_sgf(game, args.white, args.black))
 
 
 class _Parser(argparse.ArgumentParser):
@@ -86,22 +101,31 @@ class _Parser(argparse.ArgumentParser):
 def build_parser():
     parser = _Parser(prog="python -m rules", description="EXXIT rules engine.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    analyze_cmd = commands.add_parser("analyze", help="forced dances, score, islands and legal moves of a position")
-    analyze_cmd.add_argument("file", nargs="?", default="-", help="position JSON (default: stdin)")
-    analyze_cmd.set_defaults(run=cmd_analyze)
-    replay_cmd = commands.add_parser("replay", help="play a game {setup, moves}; print the final position and analysis")
-    replay_cmd.add_argument("file", nargs="?", default="-", help="game JSON (default: stdin)")
-    replay_cmd.set_defaults(run=cmd_replay)
-    show_cmd = commands.add_parser("show", help="draw a position (or a game's final position) as an ASCII hex map")
-    show_cmd.add_argument("file", help="position or game JSON ('-' for stdin)")
-    show_cmd.set_defaults(run=cmd_show)
+    command = commands.add_parser("analyze", help="forced dances, score, islands and legal moves of a position")
+    command.add_argument("file", nargs="?", default="-", help="position JSON (default: stdin)")
+    command.set_defaults(run=cmd_analyze)
+    command = commands.add_parser("replay", help="play a game; print the final position and its analysis")
+    command.add_argument("file", nargs="?", default="-", help="game JSON or Boardspace record (default: stdin)")
+    command.set_defaults(run=cmd_replay)
+    command = commands.add_parser("show", help="draw a position (or a game's final position) as an ASCII hex map")
+    command.add_argument("file", help="position JSON, game JSON or Boardspace record ('-' for stdin)")
+    command.set_defaults(run=cmd_show)
+    command = commands.add_parser("sgf", help="write a game as a Boardspace record (SGF, GM[28])")
+    command.add_argument("file", nargs="?", default="-", help="game JSON (default: stdin)")
+    command.add_argument("--white", default="white", help="name of player 0 (white)")
+    command.add_argument("--black", default="black", help="name of player 1 (black)")
+    command.set_defaults(run=cmd_sgf)
     return parser
 
 
 def main(argv=None):
     try:
         args = build_parser().parse_args(argv)
-        return args.run(args)
+        args.run(args)
+        return 0
+    except IllegalGameError as error:
+        print(error, file=sys.stderr)
+        return 1
     except (InputError, PositionError, MoveFormatError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -196,3 +196,26 @@ def test_subprocess_bad_input_has_no_traceback():
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.count("\n") == 1
+
+
+def test_sgf_export_and_replay_of_the_record(capsys, monkeypatch, tmp_path):
+    moves = [{"type": "place", "at": [0, 0]}, {"type": "place", "at": [0, 1]}, {"type": "dance", "from": [0, 0], "direction": "SE"}]
+    game = json.dumps({"setup": "standard", "moves": moves})
+    code, record, _ = run(["sgf", "--white", "ann"], game, capsys, monkeypatch)
+    assert code == 0 and record.startswith("(;GM[28]") and 'P0[id "ann"]' in record
+    code, from_record, _ = run(["replay", "-"], record, capsys, monkeypatch)
+    code2, from_json, _ = run(["replay", "-"], game, capsys, monkeypatch)
+    assert code == code2 == 0 and json.loads(from_record) == json.loads(from_json)
+    code, shown, _ = run(["show", "-"], record, capsys, monkeypatch)
+    assert code == 0 and "to move: black" in shown
+
+
+def test_bad_records_exit_2_and_illegal_record_moves_exit_1(capsys, monkeypatch):
+    code, _, err = run(["replay"], "(;GM[28]SU[exxit];P0[Fly N 14])", capsys, monkeypatch)
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1
+    code, _, err = run(["replay"], "(;GM[28]SU[exxit];P0[Dropb W N 14];P0[Done];P1[Dropb B N 14];P1[Done])",
+                       capsys, monkeypatch)
+    assert code == 1 and err.startswith("illegal move at index 1:")
+    code, _, err = run(["sgf"], json.dumps({"setup": {"tiles": [{"q": 0, "r": 0, "colour": "white"}]}, "moves": []}),
+                       capsys, monkeypatch)
+    assert code == 2 and "Boardspace" in err

@@ -72,7 +72,7 @@ def play_checked(start, seed, check_every=1):
     return game
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(variant=st.sampled_from(sorted(VARIANTS)), seed=st.integers(0, 2 ** 32 - 1))
 def test_random_games_follow_the_reference(variant, seed):
     game = play_checked(VARIANTS[variant](), seed, check_every=3)
@@ -103,7 +103,7 @@ def positions(draw):
     return Position(tiles, stacks, to_move=draw(st.sampled_from(rules.COLOURS)), total_tiles=total)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(pos=positions())
 def test_random_positions_agree_with_the_reference(pos):
     state = reference.state_of(pos)
