@@ -247,3 +247,32 @@ def test_repetition_cycle_ends_the_game_at_the_third_occurrence():
     assert analysis["game_over"] and analysis["outcome"]["reason"] == "threefold_repetition"
     with pytest.raises(rules.IllegalMoveError):
         game.play(Pass())
+
+
+def test_remaining_discs_keep_their_order_off_the_world():
+    pos = make([(0, 0), (1, 0)], {(0, 0): "BWBW", (1, 0): "B"})
+    (dance,) = forced_dances(pos, "white")
+    assert dance.drops == ((1, 0), (2, 0)) and dance.perimeter
+    assert discs(apply_move(pos, dance)) == {(1, 0): "BB", (2, 0): "WBW"}
+
+
+def test_off_world_stacks_never_dance_and_are_never_targets():
+    # White off-World (1,-1) next to black tile stacks: it does not dance.
+    pos = make([(0, 0), (1, 0)], {(1, -1): "W", (0, 0): "B", (1, 0): "B"})
+    assert forced_dances(pos, "white") == []
+    # A black off-World stack in line is not a target: the line ends there.
+    pos = make([(0, 0), (1, 0)], {(0, 0): "WW", (2, 0): "B"})
+    assert forced_dances(pos, "white") == []
+
+
+def test_enlarging_a_mixed_stack_gives_each_disc_back_to_its_owner():
+    pos = make([(0, 0), (1, 0)], {(1, -1): "WBB"}, to_move="black")
+    after = apply_move(pos, Enlarge((1, -1)))
+    assert after.reserves == {"white": 8, "black": 8}
+    assert after.tiles[(1, -1)] == "black"
+
+
+def test_taller_target_prevents_the_dance_and_equal_height_allows_it():
+    base = [(q, 0) for q in range(4)]
+    assert forced_dances(make(base, {(0, 0): "WW", (1, 0): "BBB"}), "white") == []
+    assert dance_keys(forced_dances(make(base, {(0, 0): "WW", (1, 0): "BB"}), "white")) == {((0, 0), "E")}
