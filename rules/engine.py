@@ -19,6 +19,9 @@ from .position import (BLACK, COLOURS, OTHER, WHITE, IllegalMoveError, Position,
                        UnknownDiscsError)
 
 _PASS = Pass()
+_E, _SE, _SW, _W, _NW, _NE = DELTAS
+# Offset between two cells in line -> (direction index, distance); 16 discs reach 16 cells at most.
+_LINE = {delta * k: (d, k) for d, delta in enumerate(DELTAS) for k in range(1, 17)}
 _NEIGHBOUR_SETS = {}
 
 
@@ -26,10 +29,6 @@ def _neighbour_set(code):
     """The six neighbours of a cell code as a frozenset (table filled on first use)."""
     cells = _NEIGHBOUR_SETS[code] = frozenset(code + delta for delta in DELTAS)
     return cells
-
-_E, _SE, _SW, _W, _NW, _NE = DELTAS
-# Offset between two cells in line -> (direction index, distance); 16 discs reach 16 cells at most.
-_LINE = {delta * k: (d, k) for d, delta in enumerate(DELTAS) for k in range(1, 17)}
 
 
 class _MoveTable(dict):

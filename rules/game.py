@@ -1,5 +1,6 @@
 """A game: a starting position, the moves played, the repetition history and the outcome.
 
+>>> from rules import Place
 >>> game = Game.standard()
 >>> game.play(Place((0, 0)))
 >>> game.play(Place((0, 1)))
@@ -13,7 +14,7 @@ Outcome('resignation', {'white': 4, 'black': 3}, winner='white')
 import re
 
 from .engine import analyze, apply_move, end_reason, legal_moves, move_from_json, score, winner
-from .moves import Dance, MoveFormatError, Pass, Place, move_shape_from_json, move_to_json, parse_move_text
+from .moves import MoveFormatError, move_shape_from_json, move_to_json, parse_move_text
 from .position import (COLOURS, OTHER, IllegalMoveError, Position, PositionError, position_from_json,
                        position_to_json)
 
@@ -235,6 +236,7 @@ def game_from_json(obj):
 def game_to_json(game):
     """``{"setup": POSITION, "moves": [MOVE, ...]}``, a resignation as a last ``resign`` move.
 
+    >>> from rules import Place
     >>> game = Game.standard(19)
     >>> game.play(Place((1, 0)))
     >>> game_from_json(game_to_json(game)).positions == game.positions
@@ -249,6 +251,7 @@ def game_to_json(game):
 def moves_to_text(moves):
     """The move log: numbered moves, ``1. place 0,0 2. dance 1,0 E ...``.
 
+    >>> from rules import Dance, Pass, Place
     >>> moves_to_text([Place((0, 0)), Dance((1, 0), "E"), Pass()])
     '1. place 0,0 2. dance 1,0 E 3. pass'
     """
