@@ -279,8 +279,9 @@ def apply_move(pos, move):
         stacks[code] = (mover,)
         reserves = dict(pos._reserves)
         reserves[mover] -= 1
-        return Position._make(pos._tiles, stacks, other, reserves, pos.tiles_left, pos.total_tiles,
-                              0, 0, pos._tiles_hash, pos._stacks_hash ^ hash((code, (mover,))))
+        return _same_world(pos, Position._make(pos._tiles, stacks, other, reserves, pos.tiles_left,
+                                               pos.total_tiles, 0, 0, pos._tiles_hash,
+                                               pos._stacks_hash ^ hash((code, (mover,)))))
     if isinstance(move, Enlarge):
         site = encode(*move.at)
         if site not in _enlargements(pos):
@@ -289,8 +290,9 @@ def apply_move(pos, move):
     if isinstance(move, Pass):
         if legal_moves(pos) != [_PASS]:
             raise IllegalMoveError(f"pass: {mover} has a move to make")
-        return Position._make(pos._tiles, pos._stacks, other, pos._reserves, pos.tiles_left,
-                              pos.total_tiles, pos.passes + 1, 0, pos._tiles_hash, pos._stacks_hash)
+        return _same_world(pos, Position._make(pos._tiles, pos._stacks, other, pos._reserves, pos.tiles_left,
+                                               pos.total_tiles, pos.passes + 1, 0, pos._tiles_hash,
+                                               pos._stacks_hash))
     raise IllegalMoveError(f"{move.text}: set-up tiles are laid only in the experienced set-up")
 
 
@@ -339,8 +341,16 @@ def _apply_dance(pos, code, other):
         rest = discs[m:]
         stacks[c] = rest
         sh ^= hash((c, rest))
-    return Position._make(pos._tiles, stacks, other, pos._reserves, pos.tiles_left, pos.total_tiles,
-                          0, 0, pos._tiles_hash, sh)
+    after = Position._make(pos._tiles, stacks, other, pos._reserves, pos.tiles_left, pos.total_tiles,
+                           0, 0, pos._tiles_hash, sh)
+    return after if m < h else _same_world(pos, after)
+
+
+def _same_world(before, after):
+    """``after`` has the tiles, off-World stacks and supply of ``before`` (a placement, a pass or a
+    dance that stays on the tiles): it inherits the enlargements already worked out."""
+    after._enlargements = before._enlargements
+    return after
 
 
 def islands(pos, colour):

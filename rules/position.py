@@ -219,6 +219,18 @@ class Position:
         """Mapping of each colour to the number of its discs off the table (read-only)."""
         return MappingProxyType(self._reserves)
 
+    def with_to_move(self, to_move):
+        """The same position with ``to_move`` set (``"white"``, ``"black"`` or ``None``).
+
+        >>> Position.standard().with_to_move("black").to_move
+        'black'
+        """
+        if to_move is not None:
+            _colour(to_move, "to_move")
+        return Position._make(self._tiles, self._stacks, to_move, self._reserves, self.tiles_left,
+                              self.total_tiles, self.passes, self.setup_tiles_left, self._tiles_hash,
+                              self._stacks_hash)
+
     def is_game_over(self):
         """True when the supply is empty or both players just passed (RULES.md 9).
 
