@@ -107,10 +107,8 @@ def _forced(pos, colour):
         perimeter, inner = _dance_scan(pos, colour)
         forced = {}
         for code in sorted(perimeter or inner):
-            a, d, k, m, h = code
-            origin = decode(a)
-            direction = DIRECTIONS[d]
-            forced[(origin, direction)] = Dance._resolved(origin, direction, decode(a + DELTAS[d] * k), m < h, code)
+            dance = _dance(code)
+            forced[(dance.origin, dance.direction)] = dance
         if colour == WHITE:
             pos._forced_white = forced
         else:
@@ -134,6 +132,29 @@ def forced_dances(pos, colour):
     if colour not in COLOURS:
         raise ValueError(f"unknown colour {colour!r}")
     return list(_forced(pos, colour).values())
+
+
+def all_dances(pos, colour):
+    """Every dance of ``colour`` (RULES.md 7.1) before the perimeter priority, sorted like
+    :func:`forced_dances`: shows which dances the priority set aside.
+
+    >>> from rules import Position
+    >>> pos = Position({(q, 0): "white" for q in range(-1, 3)},
+    ...                {(0, 0): ("white", "white"), (1, 0): ("black",), (-1, 0): ("black",)})
+    >>> [(d.direction, d.perimeter) for d in all_dances(pos, "white")]
+    [('E', False), ('W', True)]
+    >>> [d.direction for d in forced_dances(pos, "white")]
+    ['W']
+    """
+    if colour not in COLOURS:
+        raise ValueError(f"unknown colour {colour!r}")
+    perimeter, inner = _dance_scan(pos, colour)
+    return [_dance(code) for code in sorted(perimeter + inner)]
+
+
+def _dance(code):
+    a, d, k, m, h = code
+    return Dance._resolved(decode(a), DIRECTIONS[d], decode(a + DELTAS[d] * k), m < h, code)
 
 
 def _tile_neighbour_count(tiles, code):

@@ -75,9 +75,8 @@ EXAMPLE_4 = make([(-1, 0), (0, 0), (1, 0), (2, 0), (0, 1), (0, 2), (1, -1), (2, 
 
 
 def test_example_4_global_perimeter_priority():
-    perimeter, inner = rules.engine._dance_scan(EXAMPLE_4, "white")
-    all_dances = {(rules.geometry.decode(a), rules.DIRECTIONS[d]) for a, d, *_ in perimeter + inner}
-    assert all_dances == {((0, 0), "E"), ((0, 0), "W"), ((0, 0), "SE"), ((2, -1), "SW")}
+    assert dance_keys(rules.all_dances(EXAMPLE_4, "white")) == {
+        ((0, 0), "E"), ((0, 0), "W"), ((0, 0), "SE"), ((2, -1), "SW")}
     assert forced_dances(EXAMPLE_4, "white") == [
         Dance((0, 0), "W", target=(-1, 0), drops=((-1, 0), (-2, 0)), perimeter=True)]
 
@@ -85,8 +84,7 @@ def test_example_4_global_perimeter_priority():
 def test_example_4_without_the_one_stack():
     stacks = {cell: "".join(d[0].upper() for d in s) for cell, s in EXAMPLE_4.stacks.items() if cell != (2, -1)}
     pos = make(list(EXAMPLE_4.tiles), stacks)
-    perimeter, inner = rules.engine._dance_scan(pos, "white")
-    assert len(perimeter + inner) == 3
+    assert len(rules.all_dances(pos, "white")) == 3
     assert dance_keys(forced_dances(pos, "white")) == {((0, 0), "W")}
 
 

@@ -111,6 +111,8 @@ def test_random_positions_agree_with_the_reference(pos):
         forced = {(d.origin, d.direction): (d.target, d.drops, d.perimeter)
                   for d in rules.forced_dances(pos, colour)}
         assert forced == reference.dances(state[0], state[1], colour)
+        every = {(d.origin, d.direction): (d.target, d.drops, d.perimeter) for d in rules.all_dances(pos, colour)}
+        assert every == reference.all_dances(state[0], state[1], colour)
         assert rules.score(pos)[colour] == reference.score(state[0], colour)
     moves = rules.legal_moves(pos)
     assert {reference.move_key(m) for m in moves} == reference.legal(state)
