@@ -170,6 +170,8 @@ def read_photo(photo, to_move=None):
     """Photo -> (reading JSON, overlay, position JSON); at most CONCURRENT_ANALYSES at once."""
     with current_app.extensions["analysis_slots"]:
         reading = _read(photo.bgr)
+    if not reading.tile_colours:
+        raise InputError("No EXXIT World found in the photo: no tile was recognised.", "no_world", 422)
     reading_json = reading.to_json()
     # a photo shows no reserves: the rules count them from the discs on the table
     position = {k: v for k, v in reading_json.items()

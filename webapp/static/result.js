@@ -17,6 +17,7 @@
   const key = (q, r) => `${q},${r}`;
   const cellOf = (k) => k.split(",").map(Number);
   const timings = window.exxitTimings = {corrections: []};
+  window.exxitState = () => ({position: modelToJSON(state.model), analysis: state.analysis});
 
   // ---- the position model: Maps keyed "q,r" --------------------------------------------------
   function modelFromJSON(obj) {
@@ -85,31 +86,33 @@
   }
   const points = (pts) => pts.map((p) => `${p[0].toFixed(1)},${p[1].toFixed(1)}`).join(" ");
 
-  // The diagram is turned (by a multiple of 60 degrees, mirrored if need be) to look like the photo.
+  // The diagram is turned (by a multiple of 60 degrees, mirrored if need be) to look like the photo:
+  // the linear map from diagram to photo is fitted by least squares, and the rotation nearest to it
+  // (its polar decomposition) is rounded to the hex lattice's symmetry.
   function photoOrientation(overlay) {
-    const cells = overlay.cells;
-    const mean = (dq, dr) => {
-      let x = 0, y = 0;
-      for (const k of Object.keys(cells)) {
-        const [q, r] = cellOf(k);
-        const b = cells[key(q + dq, r + dr)];
-        if (b) { x += b[0] - cells[k][0]; y += b[1] - cells[k][1]; }
-      }
-      return Math.atan2(y, x);
-    };
-    const wanted = [mean(1, 0), mean(0, 1)];          // E and SE as the photo shows them
-    const gap = (a, b) => Math.abs(Math.atan2(Math.sin(a - b), Math.cos(a - b)));
-    let best = null, bestError = Infinity;
-    for (let k = 0; k < 6; k += 1) {
-      for (const mirror of [1, -1]) {
-        const t = k * Math.PI / 3;
-        const m = [Math.cos(t), -Math.sin(t) * mirror, Math.sin(t), Math.cos(t) * mirror];
-        const angle = (x, y) => Math.atan2(m[2] * x + m[3] * y, m[0] * x + m[1] * y);
-        const error = gap(angle(1, 0), wanted[0]) + gap(angle(0.5, Math.sqrt(3) / 2), wanted[1]);
-        if (error < bestError) { best = m; bestError = error; }
-      }
+    const pairs = Object.entries(overlay.cells).map(([k, pixel]) => {
+      const [q, r] = cellOf(k);
+      return [[Math.sqrt(3) * (q + r / 2), 1.5 * r], pixel];
+    });
+    if (pairs.length < 3) return [1, 0, 0, 1];
+    const mean = (i) => [0, 1].map((j) => pairs.reduce((sum, p) => sum + p[i][j], 0) / pairs.length);
+    const [dm, pm] = [mean(0), mean(1)];
+    let sxx = 0, sxy = 0, syy = 0;
+    const c = [0, 0, 0, 0];                 // sum of P p^T
+    for (const [d, p] of pairs) {
+      const x = d[0] - dm[0], y = d[1] - dm[1], u = p[0] - pm[0], v = p[1] - pm[1];
+      sxx += x * x; sxy += x * y; syy += y * y;
+      c[0] += u * x; c[1] += u * y; c[2] += v * x; c[3] += v * y;
     }
-    return best;
+    const det = sxx * syy - sxy * sxy;
+    if (!det) return [1, 0, 0, 1];
+    const a = [(c[0] * syy - c[1] * sxy) / det, (c[1] * sxx - c[0] * sxy) / det,
+               (c[2] * syy - c[3] * sxy) / det, (c[3] * sxx - c[2] * sxy) / det];
+    const mirror = a[0] * a[3] - a[1] * a[2] < 0 ? -1 : 1;
+    const b = [a[0], a[1] * mirror, a[2], a[3] * mirror];          // a times diag(1, mirror)
+    const step = Math.PI / 3;
+    const t = Math.round(Math.atan2(b[2] - b[1], b[0] + b[3]) / step) * step;
+    return [Math.cos(t), -Math.sin(t) * mirror, Math.sin(t), Math.cos(t) * mirror];
   }
 
   // Geometry of the diagram: pointy-top hexes, turned by the 2x2 matrix m.
