@@ -93,6 +93,11 @@ def cmd_sgf(args):
     sys.stdout.write(game_to_sgf(game, args.white, args.black))
 
 
+def _one_line(error, limit=300):
+    text = " ".join(str(error).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
         raise InputError(message)
@@ -124,10 +129,10 @@ def main(argv=None):
         args.run(args)
         return 0
     except IllegalGameError as error:
-        print(error, file=sys.stderr)
+        print(_one_line(error), file=sys.stderr)
         return 1
     except (InputError, PositionError, MoveFormatError) as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {_one_line(error)}", file=sys.stderr)
         return 2
     except (RecursionError, MemoryError) as error:
         print(f"error: input too large or too deeply nested ({type(error).__name__})", file=sys.stderr)

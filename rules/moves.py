@@ -176,7 +176,7 @@ class Dance(Move):
 
     def __init__(self, origin, direction, target=None, drops=None, perimeter=None):
         self.origin = _check_cell(origin, "from")
-        if direction not in DIRECTION_INDEX:
+        if not isinstance(direction, str) or direction not in DIRECTION_INDEX:
             raise MoveFormatError(f"unknown direction {direction!r} (expected one of {' '.join(DIRECTIONS)})")
         self.direction = direction
         self.target = None if target is None else _check_cell(target, "target")
@@ -281,6 +281,8 @@ def move_shape_from_json(obj):
     if not isinstance(obj, dict):
         raise MoveFormatError(f"a move must be a JSON object, got {type(obj).__name__}")
     kind = obj.get("type")
+    if not isinstance(kind, str):
+        raise MoveFormatError(f"a move needs a 'type' (dance, enlarge, place, pass or tile), got {kind!r}")
     if kind == "pass":
         return _PASS
     if kind == "dance":

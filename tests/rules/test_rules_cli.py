@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rules.cli import main
 
@@ -219,3 +221,41 @@ def test_bad_records_exit_2_and_illegal_record_moves_exit_1(capsys, monkeypatch)
     code, _, err = run(["sgf"], json.dumps({"setup": {"tiles": [{"q": 0, "r": 0, "colour": "white"}]}, "moves": []}),
                        capsys, monkeypatch)
     assert code == 2 and "Boardspace" in err
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-10 ** 6, 10 ** 6) | st.floats(allow_nan=False) | st.text(max_size=8)
+    | st.sampled_from(["white", "black", "red", "E", "dance", "place", "enlarge", "pass", "tile"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["q", "r", "colour", "discs", "height", "top", "tiles", "stacks", "to_move", "reserves",
+                         "tiles_left", "total_tiles", "passes", "type", "at", "from", "direction", "setup", "moves"]),
+        inner, max_size=5),
+    max_leaves=12)
+
+VALID = json.loads(json.dumps({"tiles": TILES3, "stacks": [{"q": 0, "r": 0, "discs": ["black", "white"]},
+                                                            {"q": 1, "r": 0, "discs": ["black"]}],
+                               "to_move": "white"}))
+
+
+def mutate(obj, path, value):
+    """``obj`` with the element at ``path`` (keys/indices, wrapped around) replaced by ``value``."""
+    if not path or not isinstance(obj, (dict, list)) or not obj:
+        return value
+    obj = dict(obj) if isinstance(obj, dict) else list(obj)
+    keys = sorted(obj) if isinstance(obj, dict) else range(len(obj))
+    key = list(keys)[path[0] % len(obj)]
+    obj[key] = mutate(obj[key], path[1:], value)
+    return obj
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=JSON_VALUES, path=st.lists(st.integers(0, 10), max_size=4))
+def test_no_input_gives_a_traceback(value, path, capsys, monkeypatch):
+    for command, document in (("analyze", mutate(VALID, path, value)),
+                              ("replay", {"setup": mutate(VALID, path, value), "moves": []}),
+                              ("replay", {"setup": "standard", "moves": [mutate({"type": "place", "at": [0, 0]}, path, value)]}),
+                              ("analyze", value)):
+        code, out, err = run([command, "-"], json.dumps(document), capsys, monkeypatch)
+        assert code in (0, 1, 2)
+        if code:
+            assert err.count("\n") == 1 and "Traceback" not in err

@@ -3,6 +3,8 @@
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import rules
 from rules import (Dance, Enlarge, Game, LayTile, Pass, Place, Position, apply_move, legal_moves,
@@ -253,3 +255,15 @@ def test_experienced_setup_is_recognised_from_plain_json():
     # A 2-tile World given explicitly as not in the set-up keeps that through JSON.
     plain = Position({(0, 0): "white", (0, 1): "black"}, to_move="white")
     assert rules.position_from_json(rules.position_to_json(plain)) == plain
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["(;", ")", ";", "GM[28]", "SU[exxit]", "SU[exxit-pro]", "P0[", "P1[", "]", "1 ",
+                                 "Dropb ", "Move ", "Exchange ", "Pickb ", "Pass", "Done", "Resign", "W ", "B ", "WT ",
+                                 "N ", "M ", "14 ", "13 ", "12 ", "3", "\\]", "x"]), max_size=30))
+def test_any_record_text_gives_a_game_or_a_clear_error(tokens):
+    text = "".join(tokens)
+    try:
+        game_from_sgf(text)
+    except (rules.RecordError, rules.IllegalMoveError) as error:
+        assert str(error) and "\n" not in str(error)
