@@ -9,6 +9,7 @@ with ``(;``).
 
 import argparse
 import json
+import os
 import sys
 
 from .ascii import render_ascii
@@ -139,3 +140,6 @@ def main(argv=None):
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
