@@ -256,6 +256,9 @@ class Position:
                      self._reserves[BLACK], self.tiles_left, self.total_tiles, self.passes,
                      self.setup_tiles_left))
 
+    def __reduce__(self):
+        return (position_from_json, (position_to_json(self),))
+
     def __repr__(self):
         args = [f"tiles={dict(self.tiles)!r}", f"stacks={dict(self.stacks)!r}",
                 f"to_move={self.to_move!r}", f"reserves={self._reserves!r}",

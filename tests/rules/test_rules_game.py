@@ -267,3 +267,12 @@ def test_any_record_text_gives_a_game_or_a_clear_error(tokens):
         game_from_sgf(text)
     except (rules.RecordError, rules.IllegalMoveError) as error:
         assert str(error) and "\n" not in str(error)
+
+
+def test_positions_pickle_and_copy():
+    import copy
+    import pickle
+    pos = random_game(2).positions[40]
+    pos.tiles, pos.stacks  # the cached read-only views must not get in the way
+    assert pickle.loads(pickle.dumps(pos)) == pos
+    assert copy.deepcopy(pos) == pos
