@@ -237,8 +237,8 @@ def legal_moves(pos):
     >>> legal_moves(Position.experienced())[:3]
     [LayTile((-1, 0)), LayTile((-1, 1)), LayTile((-1, 2))]
     """
-    mover = _require_mover(pos)
-    if pos.is_game_over():
+    mover = pos.to_move or _require_mover(pos)
+    if pos.tiles_left == 0 or pos.passes >= 2:  # pos.is_game_over(), inlined: this runs every turn
         return []
     if pos.setup_tiles_left:
         return list(map(_tile_moves.__getitem__, _setup_sites(pos)))
@@ -266,8 +266,8 @@ def apply_move(pos, move):
     """
     if not isinstance(move, Move):
         raise TypeError(f"not a move: {move!r}")
-    mover = _require_mover(pos)
-    if pos.is_game_over():
+    mover = pos.to_move or _require_mover(pos)
+    if pos.tiles_left == 0 or pos.passes >= 2:
         raise IllegalMoveError(f"{move.text}: the game is over")
     other = OTHER[mover]
     if pos.setup_tiles_left:
