@@ -28,7 +28,7 @@ class ColourClass:
 
 @dataclass
 class ColourModel:
-    table: ColourClass
+    tables: list                  # ColourClass of each table colour (a cloth may have two or three)
     tiles: dict                   # role -> ColourClass
     discs: dict                   # role -> ColourClass (learnt from disc tops later; tiles at first)
     world_mask: np.ndarray        # uint8 work-resolution mask of the main non-table region
@@ -43,11 +43,16 @@ class ColourModel:
         return self._labels
 
     def classes(self):
-        return [self.table, self.tiles["white"], self.tiles["black"]]
+        return [self.tables[0], self.tiles["white"], self.tiles["black"]]
 
     def classify(self, lab: np.ndarray):
         """(labels, margin): TABLE/WHITE/BLACK per pixel and the log-odds margin to the runner-up."""
-        d = np.stack([c.distance2(lab) + 2 * np.log(c.sigma).sum() for c in self.classes()], axis=-1)
+        def cost(c):
+            return c.distance2(lab) + 2 * np.log(c.sigma).sum()
+        table = cost(self.tables[0])
+        for extra in self.tables[1:]:
+            table = np.minimum(table, cost(extra))
+        d = np.stack([table, cost(self.tiles["white"]), cost(self.tiles["black"])], axis=-1)
         order = np.argsort(d, axis=-1)
         best = np.take_along_axis(d, order[..., :1], -1)[..., 0]
         second = np.take_along_axis(d, order[..., 1:2], -1)[..., 0]
@@ -93,12 +98,9 @@ def find_colours(work_bgr: np.ndarray, profile: SetProfile) -> ColourModel:
     band = max(4, int(0.03 * min(h, w)))
     border = np.concatenate([lab[:band].reshape(-1, 3), lab[-band:].reshape(-1, 3),
                              lab[:, :band].reshape(-1, 3), lab[:, -band:].reshape(-1, 3)])
-    table = _robust_class(border, floor=(4.0, 2.5, 2.5))
-    # Re-estimate the table over the whole photo from pixels that look like the border.
-    near = table.distance2(lab) < 9.0
-    if near.sum() > 0.2 * h * w:
-        table = _robust_class(lab[near][:: max(1, int(near.sum() // 200000))], floor=(4.0, 2.5, 2.5))
-    foreground = (table.distance2(lab) > 16.0).astype(np.uint8)
+    tables = _table_classes(border)
+    table_d2 = np.min([t.distance2(lab) for t in tables], axis=0)
+    foreground = (table_d2 > 16.0).astype(np.uint8)
     k = max(3, int(round(min(h, w) / 250)) | 1)
     foreground = cv2.morphologyEx(foreground, cv2.MORPH_OPEN, np.ones((k, k), np.uint8))
     world_mask = _main_component(foreground)
@@ -110,8 +112,28 @@ def find_colours(work_bgr: np.ndarray, profile: SetProfile) -> ColourModel:
         raise NoWorldFoundError("no EXXIT World found: the tiled region is too small to read")
     pix = pix[:: max(1, len(pix) // 40000)]
     tiles = _two_colours(pix, profile)
-    return ColourModel(table=table, tiles=tiles, discs=dict(tiles), world_mask=world_mask, lab=lab,
+    return ColourModel(tables=tables, tiles=tiles, discs=dict(tiles), world_mask=world_mask, lab=lab,
                        confidence=_separation(tiles))
+
+
+def _table_classes(border: np.ndarray) -> list:
+    """The table's colours from the photo's border: one to three clusters (cloths, wood grain);
+    clusters holding little of the border (a piece or a hand at the edge) are dropped."""
+    pix = border[:: max(1, len(border) // 20000)].astype(np.float32)
+    crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 0.5)
+    _, lbl, centres = cv2.kmeans(pix, 3, None, crit, 2, cv2.KMEANS_PP_CENTERS)
+    lbl = lbl.ravel()
+    classes = []
+    for i in np.argsort(-np.bincount(lbl, minlength=3)):
+        members = pix[lbl == i]
+        if len(members) < 0.12 * len(pix):
+            continue
+        classes.append(_robust_class(members, floor=(4.0, 2.5, 2.5)))
+    merged = [classes[0]]
+    for c in classes[1:]:               # clusters that are one colour split in three: keep one
+        if min(np.abs((c.mean - m.mean) / m.sigma).max() for m in merged) > 3.0:
+            merged.append(c)
+    return merged
 
 
 def _main_component(mask: np.ndarray):

@@ -22,6 +22,9 @@ from .hexgrid import SQRT3, cells_to_plane, hexagon, plane_to_cells
 from .profile import SetProfile
 
 EDGE_NORMALS = np.array([[1.0, 0.0], [0.5, SQRT3 / 2], [-0.5, SQRT3 / 2]])   # 0°, 60°, 120°
+CAMERA_ITERS = 4
+MAX_TILT = 75.0
+AFFINE_THEN_H = False
 DEFAULT_FOCAL = 0.62           # focal length / image diagonal of a typical phone camera (HFOV ~65°)
 FAMILY_COLOURS = [(0, 0, 255), (0, 200, 0), (255, 0, 0)]
 
@@ -177,7 +180,8 @@ def find_world(work_gray: np.ndarray, colours: ColourModel, profile: SetProfile,
                scale: float) -> WorldGeometry:
     """Fit the hex lattice of the tile tops; raise NoWorldFoundError when there is none."""
     h, w = work_gray.shape
-    region = cv2.dilate(colours.world_mask, np.ones((9, 9), np.uint8))
+    grow = int(0.04 * max(h, w)) | 1
+    region = cv2.dilate(colours.world_mask, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (grow, grow)))
     seg = detect_segments(work_gray, region, min_len=max(6.0, 0.008 * max(h, w)))
     if len(seg) < 6:
         raise NoWorldFoundError("no EXXIT World found: too few straight tile edges in the photo")
@@ -211,7 +215,14 @@ def find_world(work_gray: np.ndarray, colours: ColourModel, profile: SetProfile,
     pitch = float(profile.pitch_mm)
     S = np.diag([1 / scale, 1 / scale, 1.0])
     H_mm = S @ plane_to_work @ np.diag([1 / pitch, 1 / pitch, 1.0])
-    camera = _camera(H_mm, full_size)
+    ys, xs = np.nonzero(colours.world_mask[::4, ::4])
+    centre_mm = _apply(np.linalg.inv(H_mm), [[xs.mean() * 4 / scale, ys.mean() * 4 / scale]])[0]
+    camera = fit_camera(_camera(H_mm, full_size, centre_mm), seg / scale, pitch, profile.tile_thickness_mm, full_size,
+                        iters=CAMERA_ITERS)
+    # the tile-top plane as the camera sees it, so that plane and 3-D points always agree
+    plane_to_work = np.diag([scale, scale, 1.0]) @ camera.plane_homography(0.0) @ np.diag([pitch, pitch, 1.0])
+    plane_to_work /= plane_to_work[2, 2]
+    families, residual, inlier_frac = _lattice_fit_quality(np.linalg.inv(plane_to_work), seg)
     conf = float(np.clip(1.0 - (residual - 0.02) / 0.08, 0, 1) * np.clip(inlier_frac / 0.5, 0, 1))
     geo = WorldGeometry(plane_to_work=plane_to_work, camera=camera, pitch_mm=pitch, scale=scale,
                         fit_residual=residual, inlier_fraction=inlier_frac, confidence=conf,
@@ -220,15 +231,138 @@ def find_world(work_gray: np.ndarray, colours: ColourModel, profile: SetProfile,
     return geo
 
 
-def _camera(H_mm: np.ndarray, full_size) -> Camera:
+def _camera(H_mm: np.ndarray, full_size, centre_mm) -> Camera:
+    """A first camera for the tile-top homography: decomposed with the focal length the homography
+    implies when it implies one; else posed (PnP, typical focal length) on the homography's affine
+    approximation at the World's centre, as near-vertical views carry no usable perspective."""
     w, h = full_size
     diag = math.hypot(w, h)
     f = focal_from_homography(H_mm, (w / 2, h / 2))
-    if f is not None and 0.35 * diag < f < 4.0 * diag:
+    if f is not None and 0.35 * diag < f < 3.0 * diag:
         cam = camera_from_homography(H_mm, full_size, f, True)
-        if cam.tilt_deg > 8.0:
+        if 8.0 < cam.tilt_deg < MAX_TILT:
             return cam
-    return camera_from_homography(H_mm, full_size, DEFAULT_FOCAL * diag, False)
+    grid = np.array([[x, y] for x in range(-3, 4) for y in range(-3, 4)], float) * 20.0 + centre_mm
+    eps = 5.0
+    c = _apply(H_mm, [centre_mm, centre_mm + [eps, 0], centre_mm + [0, eps]])
+    J = np.column_stack([c[1] - c[0], c[2] - c[0]]) / eps
+    pix = c[0] + (grid - centre_mm) @ J.T
+    f = DEFAULT_FOCAL * diag
+    K = np.array([[f, 0, w / 2], [0, f, h / 2], [0, 0, 1.0]])
+    n, rvecs, tvecs, _ = cv2.solvePnPGeneric(np.column_stack([grid, np.zeros(len(grid))]), pix, K, None,
+                                             flags=cv2.SOLVEPNP_IPPE)
+    for rvec, tvec in zip(rvecs, tvecs):
+        R, _ = cv2.Rodrigues(rvec)
+        if (-R.T @ tvec.ravel())[2] < 0:         # the camera above the table
+            return Camera(K=K, R=R, t=tvec.ravel(), focal_estimated=False)
+    return camera_from_homography(H_mm, full_size, f, False)
+
+
+def _snap(camera: Camera, pts: np.ndarray, pitch: float, thickness: float, tol: float):
+    """Match segments (N,4 full px) to lattice edge lines on the tile tops (z = 0) or, for the
+    side faces' lower edges, on the table (z = +thickness). Returns (object pts mm, image pts)."""
+    obj, img = [], []
+    for z in (0.0, thickness):
+        a = camera.pixel_to_plane(pts[:, :2], z) / pitch
+        b = camera.pixel_to_plane(pts[:, 2:], z) / pitch
+        fam, _ = _assign(np.column_stack([a, b]), tol_deg=8.0)
+        mid = (a + b) / 2
+        for k in range(3):
+            sel = fam == k
+            rho = mid[sel] @ EDGE_NORMALS[k]
+            line = np.round(rho * 2) / 2
+            d = np.abs(rho - line)
+            yield z, np.flatnonzero(sel), d, line, a[sel], b[sel], k
+    return obj, img
+
+
+def fit_camera(camera: Camera, seg_full: np.ndarray, pitch: float, thickness: float, full_size,
+               iters: int = 4) -> Camera:
+    """Refine the camera on the lattice lines: every segment is snapped to its nearest edge line
+    (on the tile tops, or on the table for the side faces' lower edges), then pose and focal
+    length are refitted (cv2.solvePnP over a focal-length search); repeated a few times."""
+    w, h = full_size
+    diag = math.hypot(w, h)
+    for it in range(iters):
+        tol = 0.12 if it == 0 else 0.07
+        best = {}
+        for z, idx, d, line, a, b, k in _snap(camera, seg_full, pitch, thickness, tol):
+            for j, i in enumerate(idx):
+                if d[j] < tol and (i not in best or d[j] < best[i][0] - 0.01 * (z == 0.0)):
+                    nrm = EDGE_NORMALS[k]
+                    ends = np.array([a[j], b[j]])
+                    on_line = ends - ((ends @ nrm) - line[j])[:, None] * nrm[None, :]
+                    best[i] = (d[j], z, on_line)
+        if len(best) < 8:
+            return camera
+        idx = np.array(sorted(best))
+        obj = np.concatenate([np.column_stack([best[i][2] * pitch, np.full(2, best[i][1])]) for i in idx])
+        img = np.concatenate([seg_full[i].reshape(2, 2) for i in idx])
+        camera = _pnp_with_focal(camera, obj, img, full_size, diag, search=it == iters - 1 or it == 1)
+    return camera
+
+
+def _pnp_with_focal(camera: Camera, obj, img, full_size, diag, search: bool) -> Camera:
+    w, h = full_size
+    obj = obj.astype(np.float64)
+    img = img.astype(np.float64)
+
+    def solve(f):
+        K = np.array([[f, 0, w / 2], [0, f, h / 2], [0, 0, 1.0]])
+        ok, rvec, tvec = cv2.solvePnP(obj, img, K, None, flags=cv2.SOLVEPNP_SQPNP)
+        if not ok:
+            return None, np.inf
+        ok, rvec, tvec = cv2.solvePnP(obj, img, K, None, rvec, tvec, useExtrinsicGuess=True,
+                                      flags=cv2.SOLVEPNP_ITERATIVE)
+        if not ok:
+            return None, np.inf
+        R, _ = cv2.Rodrigues(rvec)
+        centre = -R.T @ tvec.ravel()
+        if centre[2] >= 0 or R[2, 2] < math.cos(math.radians(MAX_TILT)):
+            return None, np.inf                 # below the table, or a view more oblique than any photo
+        proj = cv2.projectPoints(obj, rvec, tvec, K, None)[0].reshape(-1, 2)
+        err = np.linalg.norm(proj - img, axis=1)
+        cut = np.percentile(err, 80)
+        return (K, rvec, tvec), float(np.mean(np.minimum(err, cut)))
+
+    f0 = float(camera.K[0, 0])
+    if search:
+        grid = f0 * np.geomspace(0.7, 1.45, 23)
+        grid = grid[(grid > 0.3 * diag) & (grid < 3.0 * diag)]
+        results = [(f,) + solve(f) for f in grid]
+        errs = np.array([r[2] for r in results])
+        i = int(np.argmin(errs))
+        default = min(results, key=lambda r: abs(r[0] - DEFAULT_FOCAL * diag))
+        # an error curve without a clear minimum (near-vertical views) leaves f unobservable
+        observable = errs[i] < 0.93 * min(errs[0], errs[-1])
+        f, sol, _ = results[i] if observable else (camera.K[0, 0], *solve(camera.K[0, 0]))
+        estimated = observable
+        del default
+    else:
+        f, estimated = f0, camera.focal_estimated
+        sol, _ = solve(f)
+    if sol is None:
+        return camera
+    K, rvec, tvec = sol
+    R, _ = cv2.Rodrigues(rvec)
+    return Camera(K=K, R=R, t=tvec.ravel(), focal_estimated=bool(estimated))
+
+
+def _lattice_fit_quality(img_to_plane, seg):
+    """(families, median residual in pitch units, fraction of segment length on lattice lines)."""
+    sp = np.column_stack([_apply(img_to_plane, seg[:, :2]), _apply(img_to_plane, seg[:, 2:])])
+    fam, length = _assign(sp, tol_deg=6.0)
+    resid = np.full(len(seg), np.inf)
+    for k in range(3):
+        sel = fam == k
+        if sel.any():
+            rho = ((sp[sel, :2] + sp[sel, 2:]) / 2) @ EDGE_NORMALS[k]
+            resid[sel] = np.abs(rho - np.round(rho * 2) / 2)
+    on = resid < 0.1
+    fam = np.where(on, fam, -1)
+    seg_len = np.hypot(*(seg[:, 2:] - seg[:, :2]).T)
+    med = float(np.median(resid[on])) if on.any() else 1.0
+    return fam, med, float(seg_len[on].sum() / max(seg_len.sum(), 1e-9))
 
 
 def _rectify_from_vps(vps: np.ndarray, support: np.ndarray):
@@ -355,48 +489,54 @@ def _choose_coset(M1, colours: ColourModel):
     return best[1]
 
 
-def _refine(M1, seg, iters=5):
-    """ICP: snap every segment to its nearest lattice edge line and refit the homography."""
-    fam = None
+def _refine(M1, seg):
+    """ICP: snap every segment to its nearest lattice edge line and refit. Two routes: a free
+    homography from the vanishing-point rectification, and an affine map first (small or
+    near-vertical Worlds do not constrain perspective, and a free homography then invents it);
+    the route whose lattice explains more of the edges wins."""
+    fits = []
+    for route in (("h", 5), ("a", 4)):
+        M = _icp(M1, seg, affine=route[0] == "a", iters=route[1])
+        if M is not None and route[0] == "a":
+            M = _icp(M, seg, affine=False, iters=2) if AFFINE_THEN_H else M
+        if M is not None:
+            fam, resid, inl = _lattice_fit_quality(M, seg)
+            fits.append((inl * (1.0 - min(resid, 0.1) / 0.2), M, fam, resid, inl))
+    if not fits:
+        return None
+    return max(fits, key=lambda f: f[0])[1:]
+
+
+def _icp(M1, seg, affine: bool, iters: int):
     for it in range(iters):
         tol = 0.2 if it < 2 else 0.12
         sp = np.column_stack([_apply(M1, seg[:, :2]), _apply(M1, seg[:, 2:])])
-        fam, length = _assign(sp, tol_deg=10.0 if it < 2 else 6.0)
-        src, dst, wts = [], [], []
-        ok = np.zeros(len(seg), bool)
+        fam, _ = _assign(sp, tol_deg=10.0 if it < 2 else 6.0)
+        src, dst = [], []
         for k in range(3):
             sel = np.flatnonzero(fam == k)
             if not len(sel):
                 continue
             nrm = EDGE_NORMALS[k]
-            mid = (sp[sel, :2] + sp[sel, 2:]) / 2
-            rho = mid @ nrm
+            rho = ((sp[sel, :2] + sp[sel, 2:]) / 2) @ nrm
             line = np.round(rho * 2) / 2
             close = np.abs(rho - line) < tol
             sel, line = sel[close], line[close]
-            ok[sel] = True
             for end in (slice(0, 2), slice(2, 4)):
                 p = sp[sel, end]
-                target = p - ((p @ nrm) - line)[:, None] * nrm[None, :]
                 src.append(seg[sel, end])
-                dst.append(target)
-        if not src:
+                dst.append(p - ((p @ nrm) - line)[:, None] * nrm[None, :])
+        if not src or sum(len(x) for x in src) < 8:
             return None
         src, dst = np.concatenate(src), np.concatenate(dst)
-        if len(src) < 8:
-            return None
-        Hn, inl = cv2.findHomography(src, dst, cv2.RANSAC, 0.08)
+        if affine:
+            A, _ = cv2.estimateAffine2D(src, dst, method=cv2.RANSAC, ransacReprojThreshold=0.08)
+            Hn = None if A is None else np.vstack([A, [0, 0, 1]])
+        else:
+            Hn, _ = cv2.findHomography(src, dst, cv2.RANSAC, 0.08)
         if Hn is None:
             return None
         M1 = Hn
-    fam = np.where(ok, fam, -1)
-    sp = np.column_stack([_apply(M1, seg[:, :2]), _apply(M1, seg[:, 2:])])
-    resid = []
-    for k in range(3):
-        sel = fam == k
-        if sel.any():
-            rho = ((sp[sel, :2] + sp[sel, 2:]) / 2) @ EDGE_NORMALS[k]
-            resid.append(np.abs(rho - np.round(rho * 2) / 2))
-    resid = np.concatenate(resid)
-    seg_len = np.hypot(*(seg[:, 2:] - seg[:, :2]).T)
-    return M1, fam, float(np.median(resid)), float(seg_len[fam >= 0].sum() / seg_len.sum())
+    return M1
+
+

@@ -21,7 +21,11 @@ from .profile import SetProfile
 MAX_HEIGHT = 12
 CIRCLE = np.stack([np.cos(np.linspace(0, 2 * np.pi, 48, endpoint=False)),
                    np.sin(np.linspace(0, 2 * np.pi, 48, endpoint=False))], axis=1)
-PRESENCE = 0.34                  # minimal silhouette edge support (relative) for a stack
+PRESENCE = 0.4                   # minimal support of a stack's whole silhouette
+TOP_PRESENCE = 0.45              # minimal rim_score of its top
+FRONT_MIN = 0.25                 # minimal support of the top rim's near half
+SHIFT_STEPS_MM = (2.0, 1.0)
+SATURATION = 3.0      # coarse-to-fine search of a stack's offset from its cell centre
 CONFIDENT = 0.6
 
 
@@ -36,6 +40,7 @@ class StackRead:
     height_confidence: float
     on_tile: bool
     top_pixel: tuple              # full-resolution pixel of the top disc's centre
+    shift_mm: tuple = (0.0, 0.0)  # the stack's offset from its cell's centre
     scores: list = field(default_factory=list, repr=False)
 
 
@@ -48,7 +53,7 @@ class StackReading:
         out = image.copy()
         f = out.shape[1] / (geo.segments_scale_width / geo.scale)
         for cell, st in self.stacks.items():
-            sil = silhouette(geo, profile, cell, st.height, st.on_tile) * f
+            sil = silhouette(geo, profile, cell, st.height, st.on_tile, st.shift_mm) * f
             colour = (255, 255, 255) if st.top == "white" else (0, 0, 0)
             cv2.polylines(out, [np.round(sil).astype(np.int32)], True, (0, 255, 0), 2, cv2.LINE_AA)
             x, y = (np.array(st.top_pixel) * f).round().astype(int)
@@ -65,16 +70,18 @@ def _base_height(profile: SetProfile, on_tile: bool) -> float:
     return 0.0 if on_tile else -profile.tile_thickness_mm
 
 
-def ring_points(geo: WorldGeometry, profile: SetProfile, cell, height_mm: float, scale=1.0) -> np.ndarray:
-    """Full-resolution pixels of the disc circle (radius * scale) at `height_mm` over the cell."""
+def ring_points(geo: WorldGeometry, profile: SetProfile, cell, height_mm: float, scale=1.0,
+                shift=(0.0, 0.0)) -> np.ndarray:
+    """Full-resolution pixels of the disc circle (radius * scale) at `height_mm` over the cell,
+    its centre moved by `shift` (mm) from the cell's centre."""
     r = profile.disc_diameter_mm / 2 * scale
-    return geo.project([cell] * len(CIRCLE), height_mm, CIRCLE * r)
+    return geo.project([cell] * len(CIRCLE), height_mm, CIRCLE * r + np.asarray(shift))
 
 
-def silhouette(geo, profile, cell, height, on_tile) -> np.ndarray:
+def silhouette(geo, profile, cell, height, on_tile, shift=(0.0, 0.0)) -> np.ndarray:
     base = _base_height(profile, on_tile)
-    bottom = ring_points(geo, profile, cell, base)
-    top = ring_points(geo, profile, cell, base + height * profile.disc_thickness_mm)
+    bottom = ring_points(geo, profile, cell, base, shift=shift)
+    top = ring_points(geo, profile, cell, base + height * profile.disc_thickness_mm, shift=shift)
     pts = np.concatenate([bottom, top]).astype(np.float32)
     return cv2.convexHull(pts).reshape(-1, 2)
 
@@ -96,15 +103,16 @@ class EdgeMap:
         self.h, self.w = mag.shape
 
     def support(self, pts: np.ndarray, normals: np.ndarray) -> np.ndarray:
-        """Normal-direction edge strength at work-image points, clipped to 0..1."""
-        x = np.clip(np.round(pts[:, 0]).astype(int), 0, self.w - 1)
-        y = np.clip(np.round(pts[:, 1]).astype(int), 0, self.h - 1)
+        """Normal-direction edge strength at work-image points (bilinear), in units of the World's
+        typical edge strength, clipped at SATURATION so one very strong edge cannot dominate."""
+        mx = pts[:, 0].astype(np.float32).reshape(-1, 1)
+        my = pts[:, 1].astype(np.float32).reshape(-1, 1)
         s = np.zeros(len(pts))
         for gx, gy in self.g:
-            s += (gx[y, x] * normals[:, 0] + gy[y, x] * normals[:, 1]) ** 2
-        out = np.clip(np.sqrt(s) / self.norm, 0, 1)
-        inside = (pts[:, 0] >= 0) & (pts[:, 0] < self.w) & (pts[:, 1] >= 0) & (pts[:, 1] < self.h)
-        return np.where(inside, out, 0.0)
+            vx = cv2.remap(gx, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)[:, 0]
+            vy = cv2.remap(gy, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)[:, 0]
+            s += (vx * normals[:, 0] + vy * normals[:, 1]) ** 2
+        return np.clip(np.sqrt(s) / self.norm, 0, SATURATION)
 
 
 def _contour_samples(poly: np.ndarray, n=72):
@@ -124,10 +132,10 @@ def _contour_samples(poly: np.ndarray, n=72):
 
 def score_heights(edges: EdgeMap, geo, profile, cell, on_tile, blocked=None, max_height=MAX_HEIGHT,
                   shift_mm=(0.0, 0.0)):
-    """(presence, top) edge support per height 0..max_height.
+    """(presence, front, back) edge support per height 0..max_height.
 
-    presence[h]: along the whole silhouette of an h-stack; top[h]: along its top disc's rim
-    (the far half is the silhouette, the near half the edge between top face and side).
+    presence[h]: along the whole silhouette of an h-stack; front[h] and back[h]: along the near half
+    (the top face's front edge) and the far half (the silhouette) of its top disc's rim.
     """
     s = geo.scale
     base = _base_height(profile, on_tile)
@@ -136,29 +144,43 @@ def score_heights(edges: EdgeMap, geo, profile, cell, on_tile, blocked=None, max
     n = len(CIRCLE)
     offs = np.tile(CIRCLE * r + np.asarray(shift_mm), (len(heights), 1))
     rims = geo.project([cell] * len(offs), np.repeat(heights, n), offs).reshape(len(heights), n, 2) * s
-    pts_all, nrm_all, which = [], [], []
+    toward = geo.camera.centre[:2] - np.array(cells_to_plane([cell])[0]) * geo.pitch_mm
+    near = CIRCLE @ toward > 0
+    pts_all, nrm_all = [], []
     for h in range(len(heights)):
         hull = cv2.convexHull(np.concatenate([rims[0], rims[h]]).astype(np.float32)).reshape(-1, 2)
         p, q = _contour_samples(hull, 64)
-        pts_all += [p]
-        nrm_all += [q]
-        rim = rims[h][::-1] if _clockwise(rims[h]) else rims[h]
-        p, q = _contour_samples(rim, 40)
-        pts_all += [p]
-        nrm_all += [q]
+        pts_all.append(p)
+        nrm_all.append(q)
+        rim = rims[h]
+        ccw = -1.0 if _clockwise(rim) else 1.0
+        tang = np.roll(rim, -1, axis=0) - np.roll(rim, 1, axis=0)
+        nrm = ccw * np.stack([tang[:, 1], -tang[:, 0]], 1)
+        pts_all.append(rim)
+        nrm_all.append(nrm / (np.linalg.norm(nrm, axis=1, keepdims=True) + 1e-9))
     pts, nrm = np.concatenate(pts_all), np.concatenate(nrm_all)
     sup = edges.support(pts, nrm)
     if blocked is not None:
         x = np.clip(np.round(pts[:, 0]).astype(int), 0, edges.w - 1)
         y = np.clip(np.round(pts[:, 1]).astype(int), 0, edges.h - 1)
         sup = np.where(blocked[y, x] == 0, sup, np.nan)
-    presence, top = np.zeros(len(heights)), np.zeros(len(heights))
+    presence, front, back = (np.zeros(len(heights)) for _ in range(3))
     k = 0
     for h in range(len(heights)):
         presence[h] = _robust_mean(sup[k:k + 64], 24)
-        top[h] = _robust_mean(sup[k + 64:k + 104], 16)
-        k += 104
-    return presence, top
+        rim_sup = sup[k + 64:k + 64 + n]
+        front[h], back[h] = _robust_mean(rim_sup[near], 6), _robust_mean(rim_sup[~near], 6)
+        k += 64 + n
+    return presence, front, back
+
+
+def rim_score(front, back):
+    """A top rim's score per height: mostly its far half (the top's silhouette, which only the
+    true height shows: lower rims are hidden under the top face, higher ones float in the air),
+    plus a little of its near half. A rim without a near-half edge (the top face against the
+    stack's side) is no top at all: tile edges often match a far half, never both."""
+    score = back + 0.3 * np.minimum(front, back + 0.3)
+    return np.where(front >= FRONT_MIN, score, 0.0)
 
 
 def _robust_mean(sup: np.ndarray, min_points: int) -> float:
@@ -200,20 +222,36 @@ def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
             for c in cells}
     for cell in sorted(cells, key=dist.get):
         on_tile = cell in tiles
-        presence, top = score_heights(edges, geo, profile, cell, on_tile, blocked=reading.hidden)
+        presence, front, back = score_heights(edges, geo, profile, cell, on_tile, blocked=reading.hidden)
+        top = rim_score(front, back)
         best = int(np.argmax(top[1:])) + 1
-        if presence[best] < PRESENCE or top[best] < PRESENCE:
+        if presence[best] < 0.7 * PRESENCE or top[best] < 0.6 * TOP_PRESENCE:
+            continue
+        shift = np.zeros(2)
+        for step in SHIFT_STEPS_MM:         # stacks are rarely centred: find the offset that fits best
+            trials = [shift + step * np.array(d) for d in ((1, 0), (-1, 0), (0, 1), (0, -1))]
+            results = [score_heights(edges, geo, profile, cell, on_tile, reading.hidden, shift_mm=t)
+                       for t in trials]
+            tops = [rim_score(r[1], r[2]) for r in results]
+            gains = [t.max() + r[0][int(np.argmax(t[1:])) + 1] for r, t in zip(results, tops)]
+            k = int(np.argmax(gains))
+            if gains[k] > top[best] + presence[best]:
+                shift = trials[k]
+                presence, front, back = results[k]
+                top = tops[k]
+                best = int(np.argmax(top[1:])) + 1
+        if presence[best] < PRESENCE or top[best] < TOP_PRESENCE:
             continue
         others = np.delete(top[1:], best - 1)
         margin = top[best] - (others.max() if len(others) else 0.0)
         height_conf = float(np.clip(margin / 0.08, 0, 1))
-        presence_conf = float(np.clip((min(presence[best], top[best]) - PRESENCE) / 0.15, 0, 1))
-        st = _read_colours(colours, geo, profile, cell, best, on_tile)
+        presence_conf = float(np.clip(min(presence[best] - PRESENCE, top[best] - TOP_PRESENCE) / 0.12, 0, 1))
+        st = _read_colours(colours, geo, profile, cell, best, on_tile, tuple(shift))
         st.height_confidence = round(height_conf, 3)
         st.confidence = round(min(height_conf, presence_conf, st.top_confidence), 3)
-        st.scores = [round(float(x), 3) for x in top]
+        st.scores = [[round(float(x), 2) for x in arr] for arr in (presence, front, back)]
         reading.stacks[cell] = st
-        sil = silhouette(geo, profile, cell, best, on_tile) * geo.scale
+        sil = silhouette(geo, profile, cell, best, on_tile, tuple(shift)) * geo.scale
         cv2.fillPoly(reading.hidden, [np.round(sil).astype(np.int32)], 255)
     return reading
 
@@ -232,11 +270,11 @@ def _classify_points(colours: ColourModel, pts_work: np.ndarray, shade_tolerant=
     return ("white" if t < 0.5 else "black"), conf
 
 
-def _read_colours(colours, geo, profile, cell, height, on_tile) -> StackRead:
+def _read_colours(colours, geo, profile, cell, height, on_tile, shift) -> StackRead:
     base = _base_height(profile, on_tile)
     top_h = base + height * profile.disc_thickness_mm
-    centre = geo.project([cell], top_h)[0]
-    inner = np.concatenate([ring_points(geo, profile, cell, top_h, k) for k in (0.2, 0.4, 0.6)])
+    centre = geo.project([cell], top_h, np.array([shift]))[0]
+    inner = np.concatenate([ring_points(geo, profile, cell, top_h, k, shift) for k in (0.2, 0.4, 0.6)])
     top, top_conf = _classify_points(colours, np.vstack([inner, centre[None]]) * geo.scale)
     discs = [None] * height
     discs[-1] = top
@@ -248,11 +286,11 @@ def _read_colours(colours, geo, profile, cell, height, on_tile) -> StackRead:
     for k in range(height - 1):
         mid_h = base + (k + 0.5) * profile.disc_thickness_mm
         angs = ang0 + np.radians([-35, -20, -8, 0, 8, 20, 35])
-        off = np.stack([np.cos(angs), np.sin(angs)], 1) * r * 0.97
+        off = np.stack([np.cos(angs), np.sin(angs)], 1) * r * 0.97 + np.asarray(shift)
         pts = geo.project([cell] * len(angs), mid_h, off) * geo.scale
         colour, conf = _classify_points(colours, pts, shade_tolerant=True)
         if conf >= 0.5 and geo.camera.tilt_deg > 15:
             discs[k] = colour
     return StackRead(cell=cell, height=height, discs=discs, top=top, confidence=0.0,
                      top_confidence=round(top_conf, 3), height_confidence=0.0, on_tile=on_tile,
-                     top_pixel=tuple(float(v) for v in centre))
+                     top_pixel=tuple(float(v) for v in centre), shift_mm=tuple(float(v) for v in shift))

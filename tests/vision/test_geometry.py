@@ -1,0 +1,62 @@
+import cv2
+import numpy as np
+import pytest
+
+from synthetic import Scene, midgame, random_scene, render
+from vision.colours import find_colours
+from vision.errors import NoWorldFoundError
+from vision.geometry import find_world
+from vision.hexgrid import cell_to_plane, cells_to_plane, plane_to_cells
+from vision.loading import load_image
+from vision.profile import load_profile
+
+
+def _fit(img):
+    loaded = load_image(img)
+    prof = load_profile()
+    colours = find_colours(loaded.work, prof)
+    gray = cv2.cvtColor(loaded.work, cv2.COLOR_BGR2GRAY)
+    return loaded, find_world(gray, colours, prof, loaded.size, loaded.scale)
+
+
+@pytest.mark.parametrize("tilt", [0, 12, 25, 40, 52, 60])
+def test_lattice_fits_every_tile_centre(tilt):
+    scene = random_scene(100 + tilt, tilt, n_tiles=14)
+    img, cam = render(scene)
+    loaded, geo = _fit(img)
+    true_px = np.array([cam.project([[*(np.array(cell_to_plane(c)) * scene.pitch_mm), 0.0]])[0]
+                        for c in scene.tiles]) * loaded.scale
+    plane = geo.work_to_plane(true_px)
+    err = np.linalg.norm(plane - cells_to_plane(plane_to_cells(plane)), axis=1)
+    assert err.max() < 0.12                       # within an eighth of a tile of a lattice point
+    # lattice neighbours stay neighbours: the fit is not a sub- or super-lattice
+    cells = {tuple(c) for c in plane_to_cells(plane)}
+    assert len(cells) == len(scene.tiles)
+
+
+@pytest.mark.parametrize("tilt", [25, 45, 60])
+def test_camera_recovered_from_the_lattice(tilt):
+    scene = random_scene(7, tilt, n_tiles=12)
+    img, cam = render(scene)
+    _, geo = _fit(img)
+    assert geo.camera.focal_estimated
+    assert geo.camera.K[0, 0] == pytest.approx(scene.focal_px, rel=0.12)
+    assert geo.camera.tilt_deg == pytest.approx(tilt, abs=3)
+
+
+def test_no_world_in_an_empty_table_or_in_noise():
+    table = np.full((600, 800, 3), (80, 120, 160), np.uint8)
+    with pytest.raises(NoWorldFoundError):
+        _fit(table)
+    rng = np.random.default_rng(1)
+    noise = rng.integers(0, 255, (600, 800, 3), dtype=np.uint8)
+    with pytest.raises(NoWorldFoundError):
+        _fit(noise)
+
+
+def test_debug_drawing_shows_segments_and_lattice():
+    tiles, stacks = midgame()
+    img, _ = render(Scene(tiles=tiles, stacks=stacks, tilt_deg=35))
+    loaded, geo = _fit(img)
+    out = geo.draw(loaded.work)
+    assert out.shape == loaded.work.shape and np.any(out != loaded.work)

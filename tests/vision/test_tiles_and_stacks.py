@@ -1,0 +1,61 @@
+import numpy as np
+import pytest
+
+import vision
+from synthetic import Scene, compare, diamond, render
+
+RING = {(1, 0): "white", (0, 1): "black", (-1, 1): "white", (-1, 0): "black", (0, -1): "white",
+        (1, -1): "black", (2, -1): "white", (2, 0): "black"}
+
+
+@pytest.fixture(scope="module")
+def readings():
+    out = {}
+    stacks = {(1, 0): ("black", "white"), (-1, 0): ("white", "black", "black"), (0, -1): ("black",),
+              (3, -1): ("white",)}                      # (3,-1) stands off the World
+    for tilt in (3, 30, 55):
+        scene = Scene(tiles=RING, stacks=stacks, tilt_deg=tilt, yaw_deg=35, edition="silver-red")
+        img, cam = render(scene)
+        out[tilt] = (scene, cam, vision.analyze_photo(img, profile="silver-red"))
+    return out
+
+
+@pytest.mark.parametrize("tilt", [3, 30, 55])
+def test_every_cell_of_world_and_perimeter_right(readings, tilt):
+    scene, cam, reading = readings[tilt]
+    result = compare(reading, scene, cam)
+    assert result["cell_errors"] == 0
+    assert len(reading.tiles.tiles) == len(RING)
+
+
+@pytest.mark.parametrize("tilt", [3, 30, 55])
+def test_hole_in_the_world_is_found(readings, tilt):
+    _, _, reading = readings[tilt]
+    assert len(reading.tiles.holes) == 1
+
+
+@pytest.mark.parametrize("tilt", [3, 30, 55])
+def test_stacks_found_with_their_owner(readings, tilt):
+    scene, cam, reading = readings[tilt]
+    result = compare(reading, scene, cam)
+    assert result["stack_found"] == len(scene.stacks) and result["stack_false"] == 0
+    assert result["top_ok"] == len(scene.stacks)
+
+
+@pytest.mark.parametrize("tilt", [30, 55])
+def test_heights_read_from_the_side_in_oblique_views(readings, tilt):
+    scene, cam, reading = readings[tilt]
+    assert compare(reading, scene, cam)["height_ok"] == len(scene.stacks)
+
+
+def test_off_world_stack_is_not_a_tile(readings):
+    scene, cam, reading = readings[30]
+    off = [s for s in reading.stacks.stacks.values() if not s.on_tile]
+    assert len(off) == 1 and off[0].height == 1
+
+
+def test_no_stacks_on_a_bare_world():
+    img, _ = render(Scene(tiles={**RING, (3, -1): "black"}, tilt_deg=40, yaw_deg=200))
+    reading = vision.analyze_photo(img)
+    assert reading.stacks.stacks == {}
+    assert len(reading.tiles.tiles) == 9
