@@ -85,7 +85,7 @@ def _socket(sockets, name):
 
 # Surface kinds of the pieces: (roughness, metallic, coat, specular level)
 KINDS = {
-    "rubber": dict(roughness=0.62, metallic=0.0, coat=0.0, specular=0.35, sheen=0.25),
+    "rubber": dict(roughness=0.62, metallic=0.0, coat=0.0, specular=0.35, sheen=0.1),
     "plastic": dict(roughness=0.3, metallic=0.0, coat=0.15, specular=0.5, sheen=0.0),
     "metal": dict(roughness=0.32, metallic=0.85, coat=0.15, specular=0.5, sheen=0.0),
 }
@@ -124,9 +124,16 @@ def piece_material(name, rgb_up, kind_up, rgb_down=None, kind_down=None, rng=Non
     n.set(hsv, "Value", n.map_range(n.out(info, "Random"), 0, 1, 0.9, 1.1))
     # mottling and wear
     mottle = n.noise(coord, jitter(180, 420), 6.0, 0.6)
-    wear_mask = n.map_range(n.out(geo, "Pointiness"), 0.5, 0.62, 0.0, wear)
+    # wear on the bevels and cut sides only: the flat faces keep their colour
+    facing = n.add("ShaderNodeVectorTransform")
+    facing.vector_type = "NORMAL"
+    facing.convert_from = "WORLD"
+    facing.convert_to = "OBJECT"
+    n.set(facing, "Vector", n.out(geo, "Normal"))
+    upright = n.math("ABSOLUTE", n.out(n.add("ShaderNodeSeparateXYZ", Vector=n.out(facing, "Vector")), "Z"))
+    wear_mask = n.map_range(upright, 0.97, 0.5, 0.0, wear)
     dust = (0.55, 0.52, 0.5, 1.0)
-    colour = n.mix_rgb(n.math("MULTIPLY", wear_mask, 0.35), n.out(hsv, "Color"), dust)
+    colour = n.mix_rgb(n.math("MULTIPLY", wear_mask, 0.25), n.out(hsv, "Color"), dust)
     colour = n.mix_rgb(n.map_range(n.out(mottle, "Fac"), 0.3, 0.7, 0.0, 0.08), colour, (0, 0, 0, 1))
     bsdf = n.add("ShaderNodeBsdfPrincipled")
     n.set(bsdf, "Base Color", colour)

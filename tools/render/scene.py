@@ -173,15 +173,37 @@ class Builder:
         self.disc_mesh = disc_mesh("disc", self.disc_d, self.disc_t, self.u(0.5, 1.0))
 
     def make_table(self):
+        """A table top (a slab, large enough for the World and the pieces around it) standing on
+        a floor; at steep tilts its edge and the floor can come into view."""
         kind = self.spec["table"]
-        mesh = bpy.data.meshes.new("table")
-        size = 6.0
+        cells = [(t["q"], t["r"]) for t in self.position["tiles"]]
+        cells += [(s["q"], s["r"]) for s in self.position["stacks"]]
+        pts = np.array([geometry.cell_centre_mm(q, r, self.pitch) for q, r in cells])
+        centre = pts.mean(axis=0)
+        radius = float(np.max(np.linalg.norm(pts - centre, axis=1))) + self.pitch
+        half = (radius + self.u(450, 900), radius + self.u(420, 750))
+        thickness = self.u(18, 40)
         bm = bmesh.new()
-        bmesh.ops.create_grid(bm, x_segments=1, y_segments=1, size=size / 2)
+        bmesh.ops.create_cube(bm, size=1.0)
+        bmesh.ops.scale(bm, vec=(2 * half[0] * MM, 2 * half[1] * MM, thickness * MM), verts=bm.verts)
+        bmesh.ops.translate(bm, vec=(0, 0, -thickness / 2 * MM), verts=bm.verts)
+        mesh = bpy.data.meshes.new("table")
         bm.to_mesh(mesh)
         bm.free()
-        add_object("table", mesh, materials.table_material(kind, self.rng), (0, 0, 0),
-                   (0, 0, self.u(0, math.pi)))
+        shift = self.rng.uniform(-120, 120, 2)
+        table = add_object("table", mesh, materials.table_material(kind, self.rng),
+                           ((centre[0] + shift[0]) * MM, (centre[1] + shift[1]) * MM, 0.0),
+                           (0, 0, self.u(0, math.pi)))
+        table.modifiers.new("rounded edge", "BEVEL").width = 0.004
+        floor_colour = [(0.25, 0.2, 0.15), (0.35, 0.35, 0.33), (0.12, 0.1, 0.09), (0.4, 0.3, 0.2)]
+        floor_mesh = bpy.data.meshes.new("floor")
+        bm = bmesh.new()
+        bmesh.ops.create_grid(bm, x_segments=1, y_segments=1, size=8.0)
+        bm.to_mesh(floor_mesh)
+        bm.free()
+        add_object("floor", floor_mesh,
+                   materials.simple_material("floor", floor_colour[int(self.rng.integers(4))], 0.7),
+                   (centre[0] * MM, centre[1] * MM, -self.u(0.70, 0.78)))
 
     # ------------------------------------------------------------ the World
     def tile_point(self, q, r):
@@ -483,7 +505,7 @@ class Builder:
                     break
             if fits is not None and fits <= 1000.0:
                 break
-        d_min = max(fits, 350.0)
+        d_min = max(fits if fits is not None else 1600.0, 350.0)
         self.distance = self.u(d_min, max(d_min, min(1000.0, d_min * 1.45)))
         C, R = geometry.look_pose(target, self.distance, self.tilt, self.azimuth, self.roll)
         self.K, self.R, self.C, self.t = K, R, C, -R @ C
