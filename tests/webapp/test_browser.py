@@ -216,3 +216,30 @@ def test_camera_still_is_uploaded(page, live_server):
         page.wait_for_selector("body[data-ready='1']")
     else:
         assert "World" in page.inner_text("#message")
+
+
+def test_big_photos_are_shrunk_in_the_browser_and_sent_as_multipart_jpeg(page, live_server, tmp_path):
+    from PIL import Image
+
+    big = tmp_path / "big.jpg"
+    Image.effect_noise((4000, 3000), 40).convert("RGB").save(big, quality=95)
+    page.goto(live_server + "/")
+    page.evaluate("""() => {
+        const send = XMLHttpRequest.prototype.send;
+        XMLHttpRequest.prototype.send = function (data) {
+            window.sentPhoto = data instanceof FormData ? data.get("photo") : data;
+            return send.call(this, data);
+        };
+    }""")
+    page.set_input_files("#photo-input", str(big))
+    page.wait_for_selector("#message:not([hidden])")
+    assert "World" in page.inner_text("#message")
+    sent = page.evaluate("""async () => {
+        const photo = window.sentPhoto;
+        const bitmap = await createImageBitmap(photo);
+        return {isFile: photo instanceof Blob, type: photo.type, size: photo.size,
+                width: bitmap.width, height: bitmap.height};
+    }""")
+    assert sent["isFile"] and sent["type"] == "image/jpeg"
+    assert (sent["width"], sent["height"]) == (2000, 1500)
+    assert sent["size"] < big.stat().st_size
