@@ -354,7 +354,8 @@ def position_from_json(obj):
     """A Position from its ``exxit-position/1`` object; raises :class:`PositionError`.
 
     Optional fields take the defaults of FORMATS.md; fields it does not know (``confidence``,
-    ``image``, ...) are ignored.  Our extension ``setup_tiles_left`` (tiles still to lay in the
+    ``image``, ...) are ignored.  When ``tiles_left`` is given without ``total_tiles``, the total
+    is the tiles on the table plus ``tiles_left`` (39 for a full set).  Our extension ``setup_tiles_left`` (tiles still to lay in the
     experienced set-up) defaults to 6 minus the tiles for a World of 2 or 3 tiles without discs
     (only the experienced set-up has one), else 0.  A stack may be given by ``discs`` (``null`` = colour not read),
     by ``height`` + ``top``, or by both (they must agree; the top must be known).
