@@ -18,14 +18,17 @@ from .geometry import WorldGeometry
 from .hexgrid import cells_to_plane
 from .profile import SetProfile
 
-MAX_HEIGHT = 12
+MAX_HEIGHT = 11                  # scored up to here; readable up to MAX_HEIGHT - 1
 CIRCLE = np.stack([np.cos(np.linspace(0, 2 * np.pi, 48, endpoint=False)),
                    np.sin(np.linspace(0, 2 * np.pi, 48, endpoint=False))], axis=1)
-PRESENCE = 0.4                   # minimal support of a stack's whole silhouette
-TOP_PRESENCE = 0.45              # minimal rim_score of its top
+SIDE_MIN = 0.3                   # minimal support of a stack's side outlines
+TOP_PRESENCE = 0.9               # minimal stack_score
 FRONT_MIN = 0.25                 # minimal support of the top rim's near half
 SHIFT_STEPS_MM = (2.0, 1.0)
-SATURATION = 3.0      # coarse-to-fine search of a stack's offset from its cell centre
+SATURATION = 3.0
+SIDE_SAMPLES = 10
+HEIGHT_PRIOR = 0.03               # taller stacks are rarer (RULES.md §14): a small cost per disc
+NORMAL_SEARCH_PX = (-1.5, -0.75, 0.0, 0.75, 1.5)      # coarse-to-fine search of a stack's offset from its cell centre
 CONFIDENT = 0.6
 
 
@@ -105,14 +108,20 @@ class EdgeMap:
     def support(self, pts: np.ndarray, normals: np.ndarray) -> np.ndarray:
         """Normal-direction edge strength at work-image points (bilinear), in units of the World's
         typical edge strength, clipped at SATURATION so one very strong edge cannot dominate."""
-        mx = pts[:, 0].astype(np.float32).reshape(-1, 1)
-        my = pts[:, 1].astype(np.float32).reshape(-1, 1)
-        s = np.zeros(len(pts))
+        n = len(pts)
+        offsets = np.array(NORMAL_SEARCH_PX, np.float32)
+        shifted = pts[None, :, :] + offsets[:, None, None] * normals[None, :, :]
+        mx = shifted[..., 0].astype(np.float32).reshape(-1, 1)
+        my = shifted[..., 1].astype(np.float32).reshape(-1, 1)
+        nx = np.tile(normals[:, 0], len(offsets))
+        ny = np.tile(normals[:, 1], len(offsets))
+        s = np.zeros(len(mx))
         for gx, gy in self.g:
             vx = cv2.remap(gx, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)[:, 0]
             vy = cv2.remap(gy, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)[:, 0]
-            s += (vx * normals[:, 0] + vy * normals[:, 1]) ** 2
-        return np.clip(np.sqrt(s) / self.norm, 0, SATURATION)
+            s += (vx * nx + vy * ny) ** 2
+        s = np.sqrt(s).reshape(len(offsets), n).max(axis=0)     # tolerate a pixel or two of misfit
+        return np.clip(s / self.norm, 0, SATURATION)
 
 
 def _contour_samples(poly: np.ndarray, n=72):
@@ -132,26 +141,35 @@ def _contour_samples(poly: np.ndarray, n=72):
 
 def score_heights(edges: EdgeMap, geo, profile, cell, on_tile, blocked=None, max_height=MAX_HEIGHT,
                   shift_mm=(0.0, 0.0)):
-    """(presence, front, back) edge support per height 0..max_height.
+    """(sides, front, back) edge support per height 0..max_height.
 
-    presence[h]: along the whole silhouette of an h-stack; front[h] and back[h]: along the near half
-    (the top face's front edge) and the far half (the silhouette) of its top disc's rim.
+    sides[h]: along the two vertical silhouette lines of an h-stack (its left and right outline,
+    base to top); front[h] and back[h]: along the near half (the top face's front edge) and the
+    far half (the silhouette) of its top disc's rim.
     """
     s = geo.scale
     base = _base_height(profile, on_tile)
     heights = base + np.arange(max_height + 1) * profile.disc_thickness_mm
     r = profile.disc_diameter_mm / 2
     n = len(CIRCLE)
-    offs = np.tile(CIRCLE * r + np.asarray(shift_mm), (len(heights), 1))
+    shift = np.asarray(shift_mm, float)
+    offs = np.tile(CIRCLE * r + shift, (len(heights), 1))
     rims = geo.project([cell] * len(offs), np.repeat(heights, n), offs).reshape(len(heights), n, 2) * s
     toward = geo.camera.centre[:2] - np.array(cells_to_plane([cell])[0]) * geo.pitch_mm
     near = CIRCLE @ toward > 0
+    a0 = np.arctan2(toward[1], toward[0])
+    m = SIDE_SAMPLES
+    side_off = np.array([[np.cos(a0 + d), np.sin(a0 + d)] for d in (np.pi / 2, -np.pi / 2)]) * r + shift
+    frac = (np.arange(m) + 0.5) / m
     pts_all, nrm_all = [], []
     for h in range(len(heights)):
-        hull = cv2.convexHull(np.concatenate([rims[0], rims[h]]).astype(np.float32)).reshape(-1, 2)
-        p, q = _contour_samples(hull, 64)
-        pts_all.append(p)
-        nrm_all.append(q)
+        zs = base + frac * (heights[h] - base)
+        for off in side_off:
+            line = geo.project([cell] * m, zs, np.repeat(off[None], m, 0)) * s
+            d = line[-1] - line[0] if h else np.array([0.0, 1.0])
+            nrm = np.array([d[1], -d[0]]) / (np.linalg.norm(d) + 1e-9)
+            pts_all.append(line)
+            nrm_all.append(np.repeat(nrm[None], m, 0))
         rim = rims[h]
         ccw = -1.0 if _clockwise(rim) else 1.0
         tang = np.roll(rim, -1, axis=0) - np.roll(rim, 1, axis=0)
@@ -164,23 +182,27 @@ def score_heights(edges: EdgeMap, geo, profile, cell, on_tile, blocked=None, max
         x = np.clip(np.round(pts[:, 0]).astype(int), 0, edges.w - 1)
         y = np.clip(np.round(pts[:, 1]).astype(int), 0, edges.h - 1)
         sup = np.where(blocked[y, x] == 0, sup, np.nan)
-    presence, front, back = (np.zeros(len(heights)) for _ in range(3))
+    sides, front, back = (np.zeros(len(heights)) for _ in range(3))
     k = 0
     for h in range(len(heights)):
-        presence[h] = _robust_mean(sup[k:k + 64], 24)
-        rim_sup = sup[k + 64:k + 64 + n]
+        side = sup[k:k + 2 * m]
+        side = side[~np.isnan(side)]
+        sides[h] = float(np.mean(side)) if h and len(side) >= m else 0.0
+        rim_sup = sup[k + 2 * m:k + 2 * m + n]
         front[h], back[h] = _robust_mean(rim_sup[near], 6), _robust_mean(rim_sup[~near], 6)
-        k += 64 + n
-    return presence, front, back
+        k += 2 * m + n
+    return sides, front, back
 
 
-def rim_score(front, back):
-    """A top rim's score per height: mostly its far half (the top's silhouette, which only the
-    true height shows: lower rims are hidden under the top face, higher ones float in the air),
-    plus a little of its near half. A rim without a near-half edge (the top face against the
-    stack's side) is no top at all: tile edges often match a far half, never both."""
-    score = back + 0.3 * np.minimum(front, back + 0.3)
-    return np.where(front >= FRONT_MIN, score, 0.0)
+def stack_score(sides, front, back):
+    """Evidence for a stack of each height h: the far half of its top rim (the top's silhouette:
+    lower rims are hidden under the top face, higher ones float in the air), the step of the
+    near-half support between h and h+1 (the top face's front edge exists at the top and nowhere
+    above it; seams below also show it, so only the step counts), and its two side outlines."""
+    nxt = np.append(front[1:], front[-1])
+    score = back + (front - nxt) + 0.5 * sides - HEIGHT_PRIOR * np.arange(len(front))
+    score[-1] = -np.inf                 # the last height only serves as the step above its neighbour
+    return np.where((front >= FRONT_MIN) & (sides >= SIDE_MIN), score, -np.inf)
 
 
 def _robust_mean(sup: np.ndarray, min_points: int) -> float:
@@ -222,34 +244,34 @@ def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
             for c in cells}
     for cell in sorted(cells, key=dist.get):
         on_tile = cell in tiles
-        presence, front, back = score_heights(edges, geo, profile, cell, on_tile, blocked=reading.hidden)
-        top = rim_score(front, back)
-        best = int(np.argmax(top[1:])) + 1
-        if presence[best] < 0.7 * PRESENCE or top[best] < 0.6 * TOP_PRESENCE:
+        sides, front, back = score_heights(edges, geo, profile, cell, on_tile, blocked=reading.hidden)
+        total = stack_score(sides, front, back)
+        best = int(np.argmax(total[1:])) + 1
+        if not np.isfinite(total[best]) or total[best] < 0.6 * TOP_PRESENCE:
             continue
         shift = np.zeros(2)
         for step in SHIFT_STEPS_MM:         # stacks are rarely centred: find the offset that fits best
             trials = [shift + step * np.array(d) for d in ((1, 0), (-1, 0), (0, 1), (0, -1))]
             results = [score_heights(edges, geo, profile, cell, on_tile, reading.hidden, shift_mm=t)
                        for t in trials]
-            tops = [rim_score(r[1], r[2]) for r in results]
-            gains = [t.max() + r[0][int(np.argmax(t[1:])) + 1] for r, t in zip(results, tops)]
-            k = int(np.argmax(gains))
-            if gains[k] > top[best] + presence[best]:
+            totals = [stack_score(*r) for r in results]
+            k = int(np.argmax([t.max() for t in totals]))
+            if totals[k].max() > total[best]:
                 shift = trials[k]
-                presence, front, back = results[k]
-                top = tops[k]
-                best = int(np.argmax(top[1:])) + 1
-        if presence[best] < PRESENCE or top[best] < TOP_PRESENCE:
+                sides, front, back = results[k]
+                total = totals[k]
+                best = int(np.argmax(total[1:])) + 1
+        if total[best] < TOP_PRESENCE or sides[best] < SIDE_MIN:
             continue
-        others = np.delete(top[1:], best - 1)
-        margin = top[best] - (others.max() if len(others) else 0.0)
-        height_conf = float(np.clip(margin / 0.08, 0, 1))
-        presence_conf = float(np.clip(min(presence[best] - PRESENCE, top[best] - TOP_PRESENCE) / 0.12, 0, 1))
+        others = np.delete(total[1:], best - 1)
+        others = others[np.isfinite(others)]
+        margin = total[best] - (others.max() if len(others) else 0.0)
+        height_conf = float(np.clip(margin / 0.3, 0, 1))
+        presence_conf = float(np.clip(min(total[best] - TOP_PRESENCE, sides[best] - SIDE_MIN) / 0.3, 0, 1))
         st = _read_colours(colours, geo, profile, cell, best, on_tile, tuple(shift))
         st.height_confidence = round(height_conf, 3)
         st.confidence = round(min(height_conf, presence_conf, st.top_confidence), 3)
-        st.scores = [[round(float(x), 2) for x in arr] for arr in (presence, front, back)]
+        st.scores = [[round(float(x), 2) for x in arr] for arr in (sides, front, back)]
         reading.stacks[cell] = st
         sil = silhouette(geo, profile, cell, best, on_tile, tuple(shift)) * geo.scale
         cv2.fillPoly(reading.hidden, [np.round(sil).astype(np.int32)], 255)
