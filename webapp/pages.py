@@ -33,9 +33,11 @@ def list_samples():
         if truth.exists():
             try:
                 meta = json.loads(truth.read_text()).get("meta", {})
-                parts = [meta.get("edition"), meta.get("phase"), meta.get("tilt_band")]
+                tilt = meta.get("tilt_deg")
+                parts = [meta.get("edition"), meta.get("phase"),
+                         None if tilt is None else f"camera tilt {float(tilt):.0f}°"]
                 caption = " · ".join(str(p) for p in parts if p) or caption
-            except (OSError, ValueError, AttributeError):
+            except (OSError, ValueError, AttributeError, TypeError):
                 pass
         samples.append({"name": jpg.stem, "caption": caption})
     return samples

@@ -433,6 +433,10 @@
           const item = html("li", {class: `dance-item dance-${colour}`}, list);
           html("span", {class: "notation"}, item, dance.text);
           if (dance.perimeter) html("span", {class: "tag"}, item, "off the World");
+          const cells = dance.drops.map((c) => c.join(","));
+          if (dance.perimeter) cells[cells.length - 1] += " (off the World, the rest of the stack)";
+          html("span", {class: "sowing"}, item,
+            `the stack at ${dance.from.join(",")} hits ${dance.target.join(",")}; discs land on ${cells.join(" · ")}`);
         }
         if (a.priority && a.priority[colour]) html("p", {class: "priority"}, part, a.priority[colour]);
       } else {
@@ -613,7 +617,10 @@
 
   function onTap(event) {
     const target = event.target.closest("[data-cell]");
-    if (target) select(target.getAttribute("data-cell"));
+    if (!target) return;
+    select(target.getAttribute("data-cell"));
+    // a tap on the photo: bring the editor (under the diagram) into view
+    if (event.currentTarget.id === "overlay") $("editor").scrollIntoView({block: "nearest", behavior: "smooth"});
   }
 
   // ---- talking to the server ----------------------------------------------------------------
