@@ -35,6 +35,7 @@ class ColourModel:
     lab: np.ndarray = field(repr=False)   # float32 Lab work image
     confidence: float = 1.0
     _labels: tuple | None = field(default=None, repr=False)
+    regions: list = field(default_factory=list, repr=False)   # candidate World regions, best first
 
     def pixel_classes(self):
         """(labels, margin) of the whole working image, computed once."""
@@ -103,7 +104,8 @@ def find_colours(work_bgr: np.ndarray, profile: SetProfile) -> ColourModel:
     foreground = (table_d2 > 16.0).astype(np.uint8)
     k = max(3, int(round(min(h, w) / 250)) | 1)
     foreground = cv2.morphologyEx(foreground, cv2.MORPH_OPEN, np.ones((k, k), np.uint8))
-    world_mask = _main_component(foreground)
+    regions = _components(foreground)
+    world_mask = regions[0] if regions else None
     if world_mask is None:
         raise NoWorldFoundError("no EXXIT World found: nothing in the photo stands out from the table")
     inner = cv2.erode(world_mask, np.ones((5, 5), np.uint8))
@@ -113,7 +115,7 @@ def find_colours(work_bgr: np.ndarray, profile: SetProfile) -> ColourModel:
     pix = pix[:: max(1, len(pix) // 40000)]
     tiles = _two_colours(pix, profile)
     return ColourModel(tables=tables, tiles=tiles, discs=dict(tiles), world_mask=world_mask, lab=lab,
-                       confidence=_separation(tiles))
+                       confidence=_separation(tiles), regions=regions)
 
 
 def _table_classes(border: np.ndarray) -> list:
@@ -136,25 +138,23 @@ def _table_classes(border: np.ndarray) -> list:
     return merged
 
 
-def _main_component(mask: np.ndarray):
+def _components(mask: np.ndarray, keep=3) -> list:
+    """The largest, most central non-table regions (masks), best first."""
     h, w = mask.shape
     closed = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((9, 9), np.uint8))
     n, lbl, stats, cents = cv2.connectedComponentsWithStats(closed, connectivity=8)
     if n <= 1:
-        return None
+        return []
     diag = np.hypot(w, h)
-    best, best_score = None, 0.0
+    scored = []
     for i in range(1, n):
         area = stats[i, cv2.CC_STAT_AREA]
         if area < 0.002 * h * w:
             continue
         d = np.hypot(cents[i][0] - w / 2, cents[i][1] - h / 2) / diag
-        score = area * np.exp(-(d / 0.35) ** 2)
-        if score > best_score:
-            best, best_score = i, score
-    if best is None:
-        return None
-    return ((lbl == best) & (mask > 0)).astype(np.uint8) * 255
+        scored.append((area * np.exp(-(d / 0.35) ** 2), i))
+    scored.sort(reverse=True)
+    return [((lbl == i) & (mask > 0)).astype(np.uint8) * 255 for _, i in scored[:keep]]
 
 
 def _two_colours(pix: np.ndarray, profile: SetProfile) -> dict:

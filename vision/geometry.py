@@ -23,6 +23,8 @@ from .profile import SetProfile
 
 EDGE_NORMALS = np.array([[1.0, 0.0], [0.5, SQRT3 / 2], [-0.5, SQRT3 / 2]])   # 0°, 60°, 120°
 CAMERA_ITERS = 4
+GOOD_INLIERS = 0.6               # a lattice explaining this share of the edges is accepted at once
+MIN_INLIERS = 0.45               # below this share no lattice is trusted (exit 3 rather than guess)
 MAX_TILT = 75.0
 AFFINE_THEN_H = False
 DEFAULT_FOCAL = 0.62           # focal length / image diagonal of a typical phone camera (HFOV ~65°)
@@ -180,42 +182,33 @@ def find_world(work_gray: np.ndarray, colours: ColourModel, profile: SetProfile,
                scale: float) -> WorldGeometry:
     """Fit the hex lattice of the tile tops; raise NoWorldFoundError when there is none."""
     h, w = work_gray.shape
+    min_len = max(6.0, 0.008 * max(h, w))
+    all_segments = detect_segments(work_gray, np.full((h, w), 255, np.uint8), min_len)
     grow = int(0.04 * max(h, w)) | 1
-    region = cv2.dilate(colours.world_mask, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (grow, grow)))
-    seg = detect_segments(work_gray, region, min_len=max(6.0, 0.008 * max(h, w)))
-    if len(seg) < 6:
-        raise NoWorldFoundError("no EXXIT World found: too few straight tile edges in the photo")
-    norm_s = max(h, w) / 2.0
-    N = np.array([[1 / norm_s, 0, -w / 2 / norm_s], [0, 1 / norm_s, -h / 2 / norm_s], [0, 0, 1]])
-    segn = np.column_stack([_apply(N, seg[:, :2]), _apply(N, seg[:, 2:])])
-    ang, length, peaks = _angle_peaks(seg)
-    if len(peaks) < 3:
-        raise NoWorldFoundError("no EXXIT World found: tile edges in three directions are not visible")
-    rng = np.random.default_rng(7)
-    vps, support = [], []
-    for pk in peaks:
-        diff = np.abs((ang - pk + 90) % 180 - 90)
-        members = np.flatnonzero(diff < 14)
-        v, inl = _vanishing_point(segn[members], rng)
-        if v is None:
-            raise NoWorldFoundError("no EXXIT World found: tile edge directions are inconsistent")
-        vps.append(v)
-        support.append(length[members[inl]].sum())
-    M = _rectify_from_vps(np.array(vps), np.array(support))
-    if M is None:
-        raise NoWorldFoundError("no EXXIT World found: the tile edges do not form a hex pattern")
-    M = M @ N                                    # work px -> rectified metric plane (arbitrary scale)
-    M = _orient(M, colours.world_mask)
-    fit = _fit_lattice(M, seg, colours)
-    if fit is None:
-        raise NoWorldFoundError("no EXXIT World found: no regular hex lattice fits the tile edges")
-    img_to_plane, families, residual, inlier_frac = fit
+    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (grow, grow))
+    attempts, failure = [], "too few straight tile edges in the photo"
+    for k, mask in enumerate(colours.regions or [colours.world_mask]):
+        region = cv2.dilate(mask, disc)
+        mid = ((all_segments[:, :2] + all_segments[:, 2:]) / 2).round().astype(int)
+        inside = region[np.clip(mid[:, 1], 0, h - 1), np.clip(mid[:, 0], 0, w - 1)] > 0
+        try:
+            attempts.append(_fit_region(all_segments[inside], (h, w), mask, colours))
+        except NoWorldFoundError as exc:
+            failure = str(exc)
+        if attempts and max(a[4] for a in attempts) >= GOOD_INLIERS:
+            break
+    if not attempts:
+        raise NoWorldFoundError(f"no EXXIT World found: {failure}")
+    img_to_plane, families, residual, inlier_frac, _, seg, world_mask = max(attempts, key=lambda a: a[4])
+    if inlier_frac < MIN_INLIERS:
+        raise NoWorldFoundError("no EXXIT World found: no hex lattice explains the straight edges "
+                                "(too few tile edges, or too much clutter)")
     plane_to_work = np.linalg.inv(img_to_plane)
     plane_to_work /= plane_to_work[2, 2]
     pitch = float(profile.pitch_mm)
     S = np.diag([1 / scale, 1 / scale, 1.0])
     H_mm = S @ plane_to_work @ np.diag([1 / pitch, 1 / pitch, 1.0])
-    ys, xs = np.nonzero(colours.world_mask[::4, ::4])
+    ys, xs = np.nonzero(world_mask[::4, ::4])
     centre_mm = _apply(np.linalg.inv(H_mm), [[xs.mean() * 4 / scale, ys.mean() * 4 / scale]])[0]
     camera = fit_camera(_camera(H_mm, full_size, centre_mm), seg / scale, pitch, profile.tile_thickness_mm, full_size,
                         iters=CAMERA_ITERS)
@@ -223,12 +216,50 @@ def find_world(work_gray: np.ndarray, colours: ColourModel, profile: SetProfile,
     plane_to_work = np.diag([scale, scale, 1.0]) @ camera.plane_homography(0.0) @ np.diag([pitch, pitch, 1.0])
     plane_to_work /= plane_to_work[2, 2]
     families, residual, inlier_frac = _lattice_fit_quality(np.linalg.inv(plane_to_work), seg)
+    if inlier_frac < MIN_INLIERS:
+        raise NoWorldFoundError("no EXXIT World found: the camera fitted to the tile edges does not "
+                                "explain them (too few tile edges, or too much clutter)")
     conf = float(np.clip(1.0 - (residual - 0.02) / 0.08, 0, 1) * np.clip(inlier_frac / 0.5, 0, 1))
     geo = WorldGeometry(plane_to_work=plane_to_work, camera=camera, pitch_mm=pitch, scale=scale,
                         fit_residual=residual, inlier_fraction=inlier_frac, confidence=conf,
                         segments=seg, families=families)
     geo.segments_scale_width = float(w)
     return geo
+
+
+def _fit_region(seg: np.ndarray, shape, mask, colours: ColourModel):
+    """Vanishing points, rectification and lattice of the segments of one candidate region.
+
+    Returns (image->plane map, families, residual, inlier fraction, inlier fraction, segments, mask);
+    raises NoWorldFoundError when the region shows no hex pattern."""
+    h, w = shape
+    if len(seg) < 6:
+        raise NoWorldFoundError("too few straight tile edges in the photo")
+    norm_s = max(h, w) / 2.0
+    N = np.array([[1 / norm_s, 0, -w / 2 / norm_s], [0, 1 / norm_s, -h / 2 / norm_s], [0, 0, 1]])
+    segn = np.column_stack([_apply(N, seg[:, :2]), _apply(N, seg[:, 2:])])
+    ang, length, peaks = _angle_peaks(seg)
+    if len(peaks) < 3:
+        raise NoWorldFoundError("tile edges in three directions are not visible")
+    rng = np.random.default_rng(7)
+    vps, support = [], []
+    for pk in peaks:
+        diff = np.abs((ang - pk + 90) % 180 - 90)
+        members = np.flatnonzero(diff < 14)
+        v, inl = _vanishing_point(segn[members], rng)
+        if v is None:
+            raise NoWorldFoundError("tile edge directions are inconsistent")
+        vps.append(v)
+        support.append(length[members[inl]].sum())
+    M = _rectify_from_vps(np.array(vps), np.array(support))
+    if M is None:
+        raise NoWorldFoundError("the tile edges do not form a hex pattern")
+    M = _orient(M @ N, mask)
+    fit = _fit_lattice(M, seg, colours)
+    if fit is None:
+        raise NoWorldFoundError("no regular hex lattice fits the tile edges")
+    M1, fam, resid, inl = fit
+    return M1, fam, resid, inl, inl * (1.0 - min(resid, 0.1) / 0.2), seg, mask
 
 
 def _camera(H_mm: np.ndarray, full_size, centre_mm) -> Camera:
