@@ -96,8 +96,15 @@ class Game:
 
     @property
     def positions(self):
-        """Every position of the game from the start, one more than the moves."""
-        return tuple(self._positions)
+        """Every position of the game from the start, one more than the moves.
+
+        Replayed from the moves when first asked (keeping every position during play costs
+        memory and garbage-collector time for nothing in most uses).
+        """
+        positions = self._positions
+        for move in self._moves[len(positions) - 1:]:
+            positions.append(apply_move(positions[-1], move))
+        return tuple(positions)
 
     @property
     def resigned(self):
@@ -124,7 +131,6 @@ class Game:
         if move.kind != "dance" and move.kind != "pass":
             self._seen.clear()  # no earlier position can recur after this move
         self._position = pos
-        self._positions.append(pos)
         self._moves.append(move)
         self._record(pos)
 
