@@ -102,7 +102,8 @@ def screenshot(page, name):
     folder = os.environ.get("EXXIT_SCREENSHOTS")
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(folder) / f"{name}-{page.viewport_name}.png"))
+        page.screenshot(path=str(Path(folder) / f"{name}-{page.viewport_name}.png"), full_page=True,
+                        scale="css")
 
 
 def answer_text(page):

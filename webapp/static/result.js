@@ -270,8 +270,12 @@
         const len = Math.hypot(b[0] - a[0], b[1] - a[1]) || 1;
         const ux = (b[0] - a[0]) / len, uy = (b[1] - a[1]) / len;
         const lead = Math.min(0.5 * s, len / 3), back = Math.min(0.35 * s, len / 3);
-        el("line", {x1: a[0] + ux * lead, y1: a[1] + uy * lead, x2: b[0] - ux * back, y2: b[1] - uy * back,
-          class: "dance-arrow",
+        // White's arrows keep to one side of the line, Black's to the other: a dance and its
+        // reverse (both sides shown) stay apart
+        const side = (colour === "white" ? 0.14 : -0.14) * s;
+        const ox = -uy * side, oy = ux * side;
+        el("line", {x1: a[0] + ux * lead + ox, y1: a[1] + uy * lead + oy,
+          x2: b[0] - ux * back + ox, y2: b[1] - uy * back + oy, class: "dance-arrow",
           "marker-end": `url(#arrow-${colour})`}, group);
         el("text", {x: a[0] + 0.35 * s, y: a[1] - 0.45 * s, "font-size": 0.45 * s, class: "dance-number"},
           group, String(i + 1));
@@ -487,7 +491,8 @@
             (dance.after.next.length ? ` ${NAME[dance.after.next_side]} must then play ${dance.after.next.join(" or ")}.` : "")));
         } else {
           caption.appendChild(document.createTextNode(
-            "no preview: the disc order of this stack is unknown (tap it to set the discs)."));
+            `no preview: the colours of some discs of the stack at ${dance.from.join(",")} were not read ` +
+            "(tap it and set the discs marked ?)."));
         }
       });
     }
