@@ -126,11 +126,15 @@ def make_a_dance(page, record):
 
 def test_upload_a_sample_see_the_dance_and_score_then_correct_a_stack(page, live_server,
                                                                       readable_sample, server_app):
-    page.goto(live_server + "/")
-    page.set_input_files("#photo-input", str(readable_sample))
-    page.wait_for_url("**/a/*")
-    page.wait_for_selector("body[data-ready='1']")
-    record = page.evaluate("JSON.parse(document.getElementById('record').textContent)")
+    for _ in range(3):   # vision's reading of a photo may vary from run to run
+        page.goto(live_server + "/")
+        page.set_input_files("#photo-input", str(readable_sample))
+        page.wait_for_url("**/a/*")
+        page.wait_for_selector("body[data-ready='1']")
+        record = page.evaluate("JSON.parse(document.getElementById('record').textContent)")
+        if record["analysis"] is not None:
+            break
+    assert record["analysis"] is not None, f"{readable_sample.name} read as impossible: {record['problem']}"
     updates = 0
     if not any(record["analysis"]["forced_dances"].values()):
         updates = make_a_dance(page, record)     # the photo was read without a dance: make one
