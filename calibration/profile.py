@@ -13,7 +13,7 @@ from vision.hexgrid import CIRCUMRADIUS, cells_to_plane, neighbours
 from vision.loading import load_image
 from vision.profile import ColourHint, SetProfile, load_profile
 from vision.stacks import EdgeMap, _contour_samples, _robust_mean, rim_support
-from vision.tiles import candidate_cells, read_tiles
+from vision.tiles import candidate_cells, outline_support, read_tiles
 
 
 class CalibrationError(VisionError):
@@ -33,7 +33,8 @@ def _read_scene(photo, profile: SetProfile) -> Scene:
     colours = find_colours(image.work, profile)
     gray = cv2.cvtColor(image.work, cv2.COLOR_BGR2GRAY)
     geo = find_world(gray, colours, profile, image.size, image.scale)
-    tiles = read_tiles(colours, geo, candidate_cells(colours, geo)).tiles
+    cells = candidate_cells(colours, geo)
+    tiles = read_tiles(colours, geo, cells, outline_support(EdgeMap(colours), geo, cells)).tiles
     return Scene(image, colours, geo, tiles)
 
 

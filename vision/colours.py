@@ -37,6 +37,16 @@ class ColourModel:
     _labels: tuple | None = field(default=None, repr=False)
     regions: list = field(default_factory=list, repr=False)   # candidate World regions, best first
 
+    white_is_lighter: bool = True
+    hints: dict = field(default_factory=dict)     # role -> Lab of the profile's tile colour hint
+
+    def roles_of(self, a: np.ndarray, b: np.ndarray) -> tuple:
+        """(white, black): which of two Lab colours plays which role (see assign_roles)."""
+        return assign_roles(a, b, self.hints, self.white_is_lighter)
+
+    def reset_cache(self):
+        self._labels = None
+
     def pixel_classes(self):
         """(labels, margin) of the whole working image, computed once."""
         if self._labels is None:
@@ -100,8 +110,9 @@ def find_colours(work_bgr: np.ndarray, profile: SetProfile) -> ColourModel:
     border = np.concatenate([lab[:band].reshape(-1, 3), lab[-band:].reshape(-1, 3),
                              lab[:, :band].reshape(-1, 3), lab[:, -band:].reshape(-1, 3)])
     tables = _table_classes(border)
-    table_d2 = np.min([t.distance2(lab) for t in tables], axis=0)
-    foreground = (table_d2 > 16.0).astype(np.uint8)
+    small = lab[::2, ::2]
+    table_d2 = np.min([t.distance2(small) for t in tables], axis=0)
+    foreground = cv2.resize((table_d2 > 16.0).astype(np.uint8), (w, h), interpolation=cv2.INTER_NEAREST)
     k = max(3, int(round(min(h, w) / 250)) | 1)
     foreground = cv2.morphologyEx(foreground, cv2.MORPH_OPEN, np.ones((k, k), np.uint8))
     regions = _components(foreground)
@@ -115,7 +126,8 @@ def find_colours(work_bgr: np.ndarray, profile: SetProfile) -> ColourModel:
     pix = pix[:: max(1, len(pix) // 40000)]
     tiles = _two_colours(pix, profile)
     return ColourModel(tables=tables, tiles=tiles, discs=dict(tiles), world_mask=world_mask, lab=lab,
-                       confidence=_separation(tiles), regions=regions)
+                       confidence=_separation(tiles), regions=regions,
+                       white_is_lighter=profile.white_is_lighter(), hints=hint_labs(profile))
 
 
 def _table_classes(border: np.ndarray) -> list:
@@ -157,6 +169,30 @@ def _components(mask: np.ndarray, keep=3) -> list:
     return [((lbl == i) & (mask > 0)).astype(np.uint8) * 255 for _, i in scored[:keep]]
 
 
+def hint_labs(profile: SetProfile) -> dict:
+    out = {}
+    for role, hint in profile.colours.items():
+        if hint.tile_rgb:
+            rgb = np.array([[hint.tile_rgb]], np.float32) / 255.0
+            out[role] = cv2.cvtColor(rgb, cv2.COLOR_RGB2Lab)[0, 0]
+    return out if len(out) == 2 else {}
+
+
+def assign_roles(a: np.ndarray, b: np.ndarray, hints: dict, white_is_lighter: bool) -> tuple:
+    """(white, black) of two Lab colours. With colour hints whose chromas differ (red against black
+    or silver), the colour nearer in chroma to each hint takes its role: lightness misleads under
+    reflections (silver looks dark) and dim light. Otherwise the lighter one is White unless the
+    profile says the darker colour plays White."""
+    if hints:
+        hw, hb = hints["white"], hints["black"]
+        if abs(np.hypot(*hw[1:]) - np.hypot(*hb[1:])) > 15:
+            def cost(x, y):
+                return np.linalg.norm(x[1:] - hw[1:]) + np.linalg.norm(y[1:] - hb[1:])
+            return (a, b) if cost(a, b) <= cost(b, a) else (b, a)
+    lighter, darker = (a, b) if a[0] >= b[0] else (b, a)
+    return (lighter, darker) if white_is_lighter else (darker, lighter)
+
+
 def _two_colours(pix: np.ndarray, profile: SetProfile) -> dict:
     """Split the World's pixels into two colour clusters; the lighter plays White by default."""
     data = (pix * np.array([0.6, 1.0, 1.0], np.float32)).astype(np.float32)
@@ -167,10 +203,10 @@ def _two_colours(pix: np.ndarray, profile: SetProfile) -> dict:
     if min(len(g) for g in groups) < 20:
         raise NoWorldFoundError("no EXXIT World found: only one colour of tiles is visible")
     classes = [_robust_class(g) for g in groups]
-    lighter, darker = sorted(classes, key=lambda c: -c.mean[0])
-    if profile.white_is_lighter():
-        return {"white": lighter, "black": darker}
-    return {"white": darker, "black": lighter}
+    white, _ = assign_roles(classes[0].mean, classes[1].mean, hint_labs(profile), profile.white_is_lighter())
+    if white is classes[0].mean:
+        return {"white": classes[0], "black": classes[1]}
+    return {"white": classes[1], "black": classes[0]}
 
 
 def _separation(tiles: dict) -> float:

@@ -22,7 +22,7 @@ from .hexgrid import SQRT3, cells_to_plane, hexagon, plane_to_cells
 from .profile import SetProfile
 
 EDGE_NORMALS = np.array([[1.0, 0.0], [0.5, SQRT3 / 2], [-0.5, SQRT3 / 2]])   # 0°, 60°, 120°
-CAMERA_ITERS = 4
+CAMERA_ITERS = 3
 GOOD_INLIERS = 0.6               # a lattice explaining this share of the edges is accepted at once
 MIN_INLIERS = 0.45               # below this share no lattice is trusted (exit 3 rather than guess)
 MAX_TILT = 75.0
@@ -329,7 +329,7 @@ def fit_camera(camera: Camera, seg_full: np.ndarray, pitch: float, thickness: fl
         idx = np.array(sorted(best))
         obj = np.concatenate([np.column_stack([best[i][2] * pitch, np.full(2, best[i][1])]) for i in idx])
         img = np.concatenate([seg_full[i].reshape(2, 2) for i in idx])
-        camera = _pnp_with_focal(camera, obj, img, full_size, diag, search=it == iters - 1 or it == 1)
+        camera = _pnp_with_focal(camera, obj, img, full_size, diag, search=it == 1)
     return camera
 
 
@@ -358,7 +358,7 @@ def _pnp_with_focal(camera: Camera, obj, img, full_size, diag, search: bool) -> 
 
     f0 = float(camera.K[0, 0])
     if search:
-        grid = f0 * np.geomspace(0.7, 1.45, 23)
+        grid = f0 * np.geomspace(0.7, 1.45, 15)
         grid = grid[(grid > 0.3 * diag) & (grid < 3.0 * diag)]
         results = [(f,) + solve(f) for f in grid]
         errs = np.array([r[2] for r in results])

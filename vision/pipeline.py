@@ -13,8 +13,8 @@ from .loading import load_image
 from .profile import load_profile
 from .reading import PhotoReading
 from .sanity import sanity_warnings
-from .stacks import CONFIDENT as STACK_CONFIDENT, read_stacks
-from .tiles import CONFIDENT as TILE_CONFIDENT, candidate_cells, read_tiles
+from .stacks import CONFIDENT as STACK_CONFIDENT, EdgeMap, read_stacks
+from .tiles import CONFIDENT as TILE_CONFIDENT, candidate_cells, outline_support, read_tiles
 
 
 def analyze_photo(source, profile=None) -> PhotoReading:
@@ -37,10 +37,12 @@ def analyze_photo(source, profile=None) -> PhotoReading:
     geo = find_world(gray, colours, profile, image.size, image.scale)
     lap("geometry_s")
     cells = candidate_cells(colours, geo)
-    first = read_tiles(colours, geo, cells)
+    edges = EdgeMap(colours)
+    outline = outline_support(edges, geo, cells)
+    first = read_tiles(colours, geo, cells, outline)
     stack_cells = set(first.tiles) | ring(first.tiles)
-    stacks = read_stacks(colours, geo, profile, sorted(stack_cells), first.tiles)
-    tiles = read_tiles(colours, geo, cells, hidden=stacks.hidden)
+    stacks = read_stacks(colours, geo, profile, sorted(stack_cells), first.tiles, edges)
+    tiles = read_tiles(colours, geo, cells, outline, hidden=stacks.hidden, previous=first)
     lap("cells_s")
     origin = _origin(tiles.tiles)
     uncertain_tiles = [c for c, rd in tiles.cells.items() if rd.confidence < TILE_CONFIDENT

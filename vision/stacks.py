@@ -18,7 +18,7 @@ from .geometry import WorldGeometry
 from .hexgrid import cells_to_plane
 from .profile import SetProfile
 
-MAX_HEIGHT = 11                  # scored up to here; readable up to MAX_HEIGHT - 1
+MAX_HEIGHT = 9                   # scored up to here; readable up to MAX_HEIGHT - 1
 CIRCLE = np.stack([np.cos(np.linspace(0, 2 * np.pi, 48, endpoint=False)),
                    np.sin(np.linspace(0, 2 * np.pi, 48, endpoint=False))], axis=1)
 SIDE_MIN = 0.3                   # minimal support of a stack's side outlines
@@ -111,14 +111,17 @@ class EdgeMap:
         n = len(pts)
         offsets = np.array(NORMAL_SEARCH_PX, np.float32)
         shifted = pts[None, :, :] + offsets[:, None, None] * normals[None, :, :]
-        mx = shifted[..., 0].astype(np.float32).reshape(-1, 1)
-        my = shifted[..., 1].astype(np.float32).reshape(-1, 1)
+        total = len(offsets) * n
+        cols = 1024
+        pad = (-total) % cols                  # remap maps must stay under 32767 rows and columns
+        mx = np.append(shifted[..., 0].ravel(), np.zeros(pad)).astype(np.float32).reshape(-1, cols)
+        my = np.append(shifted[..., 1].ravel(), np.zeros(pad)).astype(np.float32).reshape(-1, cols)
         nx = np.tile(normals[:, 0], len(offsets))
         ny = np.tile(normals[:, 1], len(offsets))
-        s = np.zeros(len(mx))
+        s = np.zeros(total)
         for gx, gy in self.g:
-            vx = cv2.remap(gx, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)[:, 0]
-            vy = cv2.remap(gy, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)[:, 0]
+            vx = cv2.remap(gx, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT).ravel()[:total]
+            vy = cv2.remap(gy, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT).ravel()[:total]
             s += (vx * nx + vy * ny) ** 2
         s = np.sqrt(s).reshape(len(offsets), n).max(axis=0)     # tolerate a pixel or two of misfit
         return np.clip(s / self.norm, 0, SATURATION)
@@ -161,36 +164,36 @@ def score_heights(edges: EdgeMap, geo, profile, cell, on_tile, blocked=None, max
     m = SIDE_SAMPLES
     side_off = np.array([[np.cos(a0 + d), np.sin(a0 + d)] for d in (np.pi / 2, -np.pi / 2)]) * r + shift
     frac = (np.arange(m) + 0.5) / m
-    pts_all, nrm_all = [], []
-    for h in range(len(heights)):
-        zs = base + frac * (heights[h] - base)
-        for off in side_off:
-            line = geo.project([cell] * m, zs, np.repeat(off[None], m, 0)) * s
-            d = line[-1] - line[0] if h else np.array([0.0, 1.0])
-            nrm = np.array([d[1], -d[0]]) / (np.linalg.norm(d) + 1e-9)
-            pts_all.append(line)
-            nrm_all.append(np.repeat(nrm[None], m, 0))
-        rim = rims[h]
-        ccw = -1.0 if _clockwise(rim) else 1.0
-        tang = np.roll(rim, -1, axis=0) - np.roll(rim, 1, axis=0)
-        nrm = ccw * np.stack([tang[:, 1], -tang[:, 0]], 1)
-        pts_all.append(rim)
-        nrm_all.append(nrm / (np.linalg.norm(nrm, axis=1, keepdims=True) + 1e-9))
-    pts, nrm = np.concatenate(pts_all), np.concatenate(nrm_all)
+    H = len(heights)
+    # side outlines: m points on each of the two vertical silhouette lines, for every height
+    zs = base + frac[None, :] * (heights - base)[:, None]                       # (H, m)
+    side_pts = [geo.project([cell] * (H * m), zs.ravel(), np.repeat(off[None], H * m, 0)).reshape(H, m, 2) * s
+                for off in side_off]
+    side_nrm = []
+    for line in side_pts:
+        d = line[:, -1] - line[:, 0]
+        d[0] = (0.0, 1.0)
+        nrm = np.stack([d[:, 1], -d[:, 0]], 1) / (np.linalg.norm(d, axis=1, keepdims=True) + 1e-9)
+        side_nrm.append(np.repeat(nrm[:, None, :], m, axis=1))
+    ccw = np.where([_clockwise(rim) for rim in rims], -1.0, 1.0)[:, None, None]
+    tang = np.roll(rims, -1, axis=1) - np.roll(rims, 1, axis=1)
+    rim_nrm = ccw * np.stack([tang[..., 1], -tang[..., 0]], -1)
+    rim_nrm /= np.linalg.norm(rim_nrm, axis=-1, keepdims=True) + 1e-9
+    pts = np.concatenate([side_pts[0], side_pts[1], rims], axis=1).reshape(-1, 2)
+    nrm = np.concatenate([side_nrm[0], side_nrm[1], rim_nrm], axis=1).reshape(-1, 2)
     sup = edges.support(pts, nrm)
     if blocked is not None:
         x = np.clip(np.round(pts[:, 0]).astype(int), 0, edges.w - 1)
         y = np.clip(np.round(pts[:, 1]).astype(int), 0, edges.h - 1)
         sup = np.where(blocked[y, x] == 0, sup, np.nan)
-    sides, front, back = (np.zeros(len(heights)) for _ in range(3))
-    k = 0
-    for h in range(len(heights)):
-        side = sup[k:k + 2 * m]
+    sup = sup.reshape(H, 2 * m + n)
+    sides, front, back = (np.zeros(H) for _ in range(3))
+    for h in range(H):
+        side = sup[h, :2 * m]
         side = side[~np.isnan(side)]
         sides[h] = float(np.mean(side)) if h and len(side) >= m else 0.0
-        rim_sup = sup[k + 2 * m:k + 2 * m + n]
+        rim_sup = sup[h, 2 * m:]
         front[h], back[h] = _robust_mean(rim_sup[near], 6), _robust_mean(rim_sup[~near], 6)
-        k += 2 * m + n
     return sides, front, back
 
 
@@ -231,13 +234,13 @@ def _clockwise(poly) -> bool:
 
 
 def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, cells, tiles: dict,
-                full_lab: np.ndarray | None = None) -> StackReading:
+                edges: "EdgeMap | None" = None) -> StackReading:
     """Find the stacks among `cells` (on-tile when the cell is in `tiles`).
 
     Cells are decided nearest-to-camera first; a decided stack's silhouette then hides the image
     behind it, so its edges are not counted again as evidence for a stack further away.
     """
-    edges = EdgeMap(colours)
+    edges = edges or EdgeMap(colours)
     reading = StackReading(hidden=np.zeros(colours.world_mask.shape, np.uint8))
     cam = geo.camera.centre
     dist = {c: float(np.linalg.norm(np.append(np.array(cells_to_plane([c])[0]) * geo.pitch_mm, 0) - cam))

@@ -6,12 +6,15 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from .colours import BLACK, TABLE, WHITE, ColourModel
+from .colours import BLACK, TABLE, WHITE, ColourClass, ColourModel
 from .geometry import WorldGeometry, _apply
 from .hexgrid import cells_to_plane, components, hexagon, plane_to_cells, ring
 
 LABEL_NAMES = {TABLE: None, WHITE: "white", BLACK: "black"}
 CONFIDENT = 0.75
+EDGE_WEAK = 0.06                 # hexagon-outline support (2nd weakest side) a coloured tile needs
+EDGE_STRONG = 0.12               # ... that makes a tile even of a table-coloured cell (both are
+                                 # raised with the photo's own floor, the median over all cells)
 
 
 @dataclass
@@ -85,6 +88,23 @@ def _annulus_offsets(away: np.ndarray | None) -> np.ndarray:
     return np.concatenate([r * np.stack([np.cos(a), np.sin(a)], 1) for r in (0.385, 0.43)])
 
 
+_EDGE_T = np.linspace(0.15, 0.85, 8)
+
+
+def outline_support(edges, geo: WorldGeometry, cells, scale=0.97) -> np.ndarray:
+    """(N, 6) edge support along each of the six sides of each cell's hexagon on the tile tops."""
+    cells = list(cells)
+    corners = np.stack([hexagon(c, scale) for c in cells])                  # (N, 6, 2)
+    a, b = corners, np.roll(corners, -1, axis=1)
+    pts = a[:, :, None, :] + (b - a)[:, :, None, :] * _EDGE_T[None, None, :, None]   # (N, 6, 8, 2)
+    pix = _apply(geo.plane_to_work, pts.reshape(-1, 2)).reshape(pts.shape)
+    d = pix[:, :, -1, :] - pix[:, :, 0, :]
+    nrm = np.stack([d[..., 1], -d[..., 0]], -1) / (np.linalg.norm(d, axis=-1, keepdims=True) + 1e-9)
+    nrm = np.repeat(nrm[:, :, None, :], len(_EDGE_T), axis=2)
+    sup = edges.support(pix.reshape(-1, 2), nrm.reshape(-1, 2)).reshape(len(cells), 6, len(_EDGE_T))
+    return np.sort(sup, axis=2)[:, :, 2:].mean(axis=2)          # robust: drop the two weakest
+
+
 def candidate_cells(colours: ColourModel, geo: WorldGeometry) -> list:
     """Cells whose centre falls on the World region, plus two rings around them."""
     ys, xs = np.nonzero(colours.world_mask[::2, ::2])
@@ -94,17 +114,24 @@ def candidate_cells(colours: ColourModel, geo: WorldGeometry) -> list:
     return sorted(core | first | ring(core | first))
 
 
-def read_tiles(colours: ColourModel, geo: WorldGeometry, cells, hidden: np.ndarray | None = None,
-               labels=None) -> TileReading:
-    """Classify each cell by the pixel classes inside its hexagon.
+def read_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndarray,
+               hidden: np.ndarray | None = None, previous: TileReading | None = None) -> TileReading:
+    """Classify each cell: white tile, black tile or no tile.
+
+    Two kinds of evidence: the colours inside the cell (pixel classes against this photo's table
+    colours, and the cell's median colour) and `outline`, the edge support along the six sides of
+    its hexagon (outline_support): a tile shows all six sides (its gaps to the neighbouring tiles or
+    the World's outline), a bare table cell at most those it shares with tiles. Edges alone make a
+    tile of a cell whose colour is the table's (black tiles on a dark cloth). The tile colours are
+    then the two clusters of the tiles' median colours, the lighter one White unless the profile
+    says otherwise; `colours` is updated with them for the later stages.
 
     Without `hidden` (the first pass, before stacks are known) only the ring outside where a disc
-    would stand is used, on the side facing away from the camera (a stack hides the near side);
-    with `hidden` (the stacks' silhouettes) every visible sample of the hexagon counts.
+    would stand is sampled, on the side facing away from the camera (a stack hides the near side);
+    with `hidden` (the stacks' silhouettes) every visible sample of the hexagon counts, and a cell
+    mostly hidden keeps the decision of `previous`.
     """
-    if labels is None:
-        labels, _ = colours.pixel_classes()
-    h, w = labels.shape
+    h, w = colours.lab.shape[:2]
     cells = list(cells)
     centres = cells_to_plane(cells)
     if hidden is None:
@@ -115,31 +142,88 @@ def read_tiles(colours: ColourModel, geo: WorldGeometry, cells, hidden: np.ndarr
     else:
         offsets = np.broadcast_to(np.concatenate([OFFSETS, _annulus_offsets(None)]),
                                   (len(cells), len(OFFSETS) + len(_annulus_offsets(None)), 2))
+    k_samples = offsets.shape[1]
     pts = (centres[:, None, :] + offsets).reshape(-1, 2)
     pix = np.round(_apply(geo.plane_to_work, pts)).astype(int)
     inside = (pix[:, 0] >= 0) & (pix[:, 0] < w) & (pix[:, 1] >= 0) & (pix[:, 1] < h)
-    px = np.clip(pix[:, 0], 0, w - 1)
-    py = np.clip(pix[:, 1], 0, h - 1)
-    lab = labels[py, px].astype(int)
+    px, py = np.clip(pix[:, 0], 0, w - 1), np.clip(pix[:, 1], 0, h - 1)
+    lab_pts = colours.lab[py, px]
+    classes = colours.classify(lab_pts)[0].astype(int).reshape(len(cells), -1)
     usable = inside.copy()
     if hidden is not None:
         usable &= hidden[py, px] == 0
-    lab = lab.reshape(len(cells), -1)
     usable = usable.reshape(len(cells), -1)
+    lab_pts = lab_pts.reshape(len(cells), k_samples, 3)
+    second_weakest = np.sort(outline, axis=1)[:, 1]
+    floor = float(np.median(second_weakest))      # most candidate cells are bare table
+    edge_weak, edge_strong = max(EDGE_WEAK, 1.5 * floor), max(EDGE_STRONG, 2.5 * floor)
+    is_tile, conf, votes_all, medians, visible = [], [], [], [], []
+    for i, cell in enumerate(cells):
+        n = int(usable[i].sum())
+        vis = n / k_samples
+        if n == 0:
+            votes, med = np.array([1.0, 0.0, 0.0]), colours.tables[0].mean
+        else:
+            votes = np.bincount(classes[i][usable[i]], minlength=3)[:3] / n
+            med = np.median(lab_pts[i][usable[i]], axis=0)
+        e = float(second_weakest[i])
+        colour_says = 1.0 - votes[0]
+        if previous is not None and vis < 0.3 and cell in previous.cells:
+            tile, c = previous.cells[cell].colour is not None, previous.cells[cell].confidence
+        elif colour_says >= 0.65 and e >= edge_weak:
+            tile, c = True, min(1.0, colour_says) * min(1.0, e / (2 * edge_weak))
+        elif e >= edge_strong:
+            tile, c = True, 0.8 * min(1.0, e / (2 * edge_strong))
+        else:
+            tile = False
+            c = min(1.0, votes[0] + 0.3) * min(1.0, (edge_strong - e) / edge_strong + 0.3)
+        c *= min(1.0, vis / 0.3)
+        is_tile.append(tile)
+        conf.append(c)
+        votes_all.append(votes)
+        medians.append(med)
+        visible.append(vis)
+    roles = _tile_roles(colours, np.array(medians), np.array(is_tile))
     reading = TileReading()
     for i, cell in enumerate(cells):
-        n = usable[i].sum()
-        if n == 0:
-            votes = np.array([1.0, 0.0, 0.0]) if not inside.reshape(len(cells), -1)[i].any() else np.ones(3) / 3
-            conf = 0.0
-        else:
-            votes = np.bincount(lab[i][usable[i]], minlength=3)[:3] / n
-            conf = float(votes.max()) * min(1.0, n / (0.3 * usable.shape[1]))
-        k = int(np.argmax(votes))
-        reading.cells[cell] = CellRead(cell=cell, colour=LABEL_NAMES[k], confidence=round(conf, 3),
-                                       votes=tuple(round(float(v), 3) for v in votes),
-                                       visible=float(n / usable.shape[1]))
+        colour, c = None, conf[i]
+        if is_tile[i]:
+            colour, margin = roles[i]
+            c = min(c, margin)
+        reading.cells[cell] = CellRead(cell=cell, colour=colour, confidence=round(float(c), 3),
+                                       votes=tuple(round(float(v), 3) for v in votes_all[i]),
+                                       visible=float(visible[i]))
     return reading
+
+
+def _tile_roles(colours: ColourModel, medians: np.ndarray, is_tile: np.ndarray) -> dict:
+    """{index: (role, confidence)} for the tile cells, from two clusters of their colours."""
+    idx = np.flatnonzero(is_tile)
+    if len(idx) == 0:
+        return {}
+    data = medians[idx] * np.array([0.6, 1.0, 1.0])
+    white, black = colours.tiles["white"].mean, colours.tiles["black"].mean
+    if len(idx) >= 3:
+        crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.2)
+        _, lbl, centres = cv2.kmeans(data.astype(np.float32), 2, None, crit, 3, cv2.KMEANS_PP_CENTERS)
+        centres = centres / np.array([0.6, 1.0, 1.0])
+        if np.bincount(lbl.ravel(), minlength=2).min() >= 1:
+            a, b = centres[0], centres[1]
+            white, black = colours.roles_of(a, b)
+            spread = lambda c: np.maximum(np.std(medians[idx][np.linalg.norm(medians[idx] - c, axis=1)
+                                                              < np.linalg.norm(a - b) / 2], axis=0), [3.0, 2.0, 2.0])
+            colours.tiles = {"white": ColourClass(white, spread(white)), "black": ColourClass(black, spread(black))}
+            colours.discs = dict(colours.tiles)
+            colours.reset_cache()
+    out = {}
+    wt = np.array([0.6, 1.0, 1.0])
+    for i in idx:
+        dw = np.linalg.norm((medians[i] - white) * wt)
+        db = np.linalg.norm((medians[i] - black) * wt)
+        role = "white" if dw <= db else "black"
+        margin = abs(dw - db) / (dw + db + 1e-9)
+        out[i] = (role, float(np.clip(margin * 3.0, 0, 1)))
+    return out
 
 
 def world_components(tiles) -> list:
