@@ -276,3 +276,12 @@ def test_positions_pickle_and_copy():
     pos.tiles, pos.stacks  # the cached read-only views must not get in the way
     assert pickle.loads(pickle.dumps(pos)) == pos
     assert copy.deepcopy(pos) == pos
+
+
+def test_boardspace_direction_numbers_equal_ours():
+    # RULES.md 13: Boardspace's (column, row) steps for direction numbers 0..5.
+    steps = [(-1, -1), (-1, 0), (0, 1), (1, 1), (1, 0), (0, -1)]
+    for number, (dc, drow) in enumerate(steps):
+        column, row = cell_to_boardspace((2, -3))
+        moved = cell_from_boardspace(chr(ord(column) + dc), row + drow)
+        assert moved == (2 + rules.STEPS[number][0], -3 + rules.STEPS[number][1])
