@@ -7,6 +7,7 @@ certificate, because phone browsers allow the camera only on secure pages.
 import argparse
 import socket
 import sys
+from pathlib import Path
 
 from . import create_app
 
@@ -15,11 +16,17 @@ THREADS = 8
 
 def local_addresses():
     """This machine's IPv4 addresses, for the URLs a phone on the same network can open."""
+    found = set()
     try:
-        infos = socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)
+        found |= {info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)}
     except OSError:
-        return []
-    return sorted({info[4][0] for info in infos if not info[4][0].startswith("127.")})
+        pass
+    try:  # Linux lists every local address in its routing trie
+        lines = Path("/proc/net/fib_trie").read_text().splitlines()
+        found |= {above.split()[-1] for above, line in zip(lines, lines[1:]) if "/32 host LOCAL" in line}
+    except OSError:
+        pass
+    return sorted(a for a in found if not a.startswith("127."))
 
 
 def parse_args(argv):

@@ -112,3 +112,11 @@ def test_openapi_document_describes_the_api(client):
     upload = doc["paths"]["/api/analyze"]["post"]
     assert "photo" in upload["requestBody"]["content"]["multipart/form-data"]["schema"]["properties"]
     assert {"400", "413", "422"} <= set(upload["responses"])
+
+
+def test_game_over_names_the_winner(client):
+    position = rules.position_to_json(rules.Position.standard(total_tiles=4))   # no tile left
+    answer = analyse(client, position)
+    assert answer["game_over"] is True
+    assert answer["winner"] == "white" and answer["outcome"]["reason"] == "supply_exhausted"
+    assert answer["legal_moves"] == []

@@ -184,6 +184,11 @@
     return state.model.toMove ? [state.model.toMove] : SIDES;
   }
 
+  // Once the game is over no dance is played (RULES.md 9): none is listed or drawn.
+  function dancingSides() {
+    return state.analysis && state.analysis.game_over ? [] : shownSides();
+  }
+
   function danceEnd(dance) {
     return dance.drops[dance.drops.length - 1];
   }
@@ -382,7 +387,7 @@
       const at = geo.top(q, r);
       if (at) drawStack(stacksLayer, geo, k, stack, at, {discOrder: false, confidence: true});
     }
-    drawDances(el("g", {class: "dances"}, svg), geo, analysis, shownSides(), geo.top);
+    drawDances(el("g", {class: "dances"}, svg), geo, analysis, dancingSides(), geo.top);
     if (state.selected) {
       const pts = hexPoints(geo, ...cellOf(state.selected));
       if (pts) el("polygon", {points: points(pts), class: "selected"}, svg);
@@ -422,9 +427,12 @@
       return;
     }
     if (a.game_over) {
-      html("p", {class: "game-over"}, box, "The game is over: no move is played.");
+      const reason = {supply_exhausted: "the last tile is laid", two_passes: "both players passed"}[
+        (a.outcome || {}).reason] || "the game has ended";
+      const result = a.winner === "draw" ? "a draw" : `${NAME[a.winner]} wins`;
+      html("p", {class: "game-over"}, box, `Game over (${reason}): ${result}. No dance is played.`);
     }
-    for (const colour of shownSides()) {
+    for (const colour of dancingSides()) {
       const part = html("div", {class: `side side-${colour}`, "data-side": colour}, box);
       const heading = state.model.toMove ? `${NAME[colour]} to move` : `If ${NAME[colour]} is to move`;
       html("h2", {}, part, heading);
@@ -474,7 +482,7 @@
     const box = $("previews");
     box.textContent = "";
     let any = false;
-    for (const colour of shownSides()) {
+    for (const colour of dancingSides()) {
       (state.analysis.forced_dances[colour] || []).forEach((dance, i) => {
         any = true;
         const figure = html("figure", {class: "preview"}, box);
@@ -676,7 +684,7 @@
 
   function drawAll() {
     drawDiagram($("diagram"), state.model, state.analysis || NO_ANSWER,
-      {edit: true, confidence: true, sides: shownSides(), selected: state.selected});
+      {edit: true, confidence: true, sides: dancingSides(), selected: state.selected});
     drawOverlay();
   }
 
