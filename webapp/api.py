@@ -51,7 +51,7 @@ def analyze_photo():
     if upload is None:
         raise InputError("Send the photo as the multipart file field 'photo'.", "missing_photo", 400)
     to_move = side_to_move(request.form.get("to_move"))
-    return jsonify(analyse_upload("upload", upload.read(), to_move)), 201
+    return jsonify(analyse_upload("upload", upload.read(), to_move))
 
 
 @bp.post("/rules/analyze")

@@ -93,7 +93,7 @@ def document():
                                              "description": "JPEG or PNG, at most 25 MB"},
                                    "to_move": {"enum": ["white", "black", "unknown"]}}}}}},
                 "responses": {
-                    "201": _json("PhotoAnalysis", "stored; `link` is its permanent page"),
+                    "200": _json("PhotoAnalysis", "stored; `link` is its permanent page"),
                     "400": _error("no photo, not an image, corrupt or truncated image"),
                     "413": _error("upload over 25 MB or too many pixels"),
                     "422": _error("no EXXIT World found in the photo")}}},

@@ -15,7 +15,7 @@ def test_every_sample_gets_an_answer_or_a_page_to_correct_it(client, path):
     response = client.post("/api/analyze", data={"photo": (path.open("rb"), path.name), "to_move": "white"},
                            content_type="multipart/form-data")
     body = response.json
-    if response.status_code == 201:
+    if response.status_code == 200:
         assert body["position"]["to_move"] == "white"
         assert body["analysis"] == referee.answer(body["position"])
         assert "legal_moves" in body["analysis"]

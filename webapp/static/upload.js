@@ -61,7 +61,7 @@
     xhr.upload.onload = () => progress(null, "Reading the photo…");
     xhr.onload = () => {
       const body = xhr.response || {};
-      if ((xhr.status === 201 || body.code === "impossible_reading") && body.id) {
+      if ((xhr.status === 200 || body.code === "impossible_reading") && body.id) {
         progress(100, "Done: opening the answer…");
         window.location.assign(`/a/${body.id}`);
       } else {
