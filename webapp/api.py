@@ -9,6 +9,7 @@ from .photos import decode_photo
 bp = Blueprint("api", __name__, url_prefix="/api")
 
 SIDES = {"white": "white", "black": "black", "unknown": None, "": None}
+MAX_CORRECTIONS = 2000
 
 
 def side_to_move(value):
@@ -77,8 +78,9 @@ def save_position(analysis_id):
     if not isinstance(body, dict) or "position" not in body:
         raise InputError("Send {\"position\": POSITION, \"corrections\": [...]}.", "bad_body", 400)
     corrections = body.get("corrections", [])
-    if not isinstance(corrections, list):
-        raise InputError("corrections must be a list.", "bad_body", 400)
+    if not isinstance(corrections, list) or len(corrections) > MAX_CORRECTIONS:
+        raise InputError(f"corrections must be a list of at most {MAX_CORRECTIONS} entries.",
+                         "bad_body", 400)
     analysis = referee.answer(body["position"])
     if not db.save_corrections(analysis_id, body["position"], corrections):
         raise InputError("No analysis with this id.", "not_found", 404)

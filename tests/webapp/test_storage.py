@@ -37,6 +37,8 @@ def test_failed_requests_never_touch_stored_analyses(client, stored):
         client.put(f"/api/analyses/{stored}/position", data="{", content_type="application/json"),
         client.put(f"/api/analyses/{stored}/position", json={"position": example_position(),
                                                               "corrections": "nope"}),
+        client.put(f"/api/analyses/{stored}/position", json={"position": example_position(),
+                                                              "corrections": [{}] * 5000}),
         client.post("/api/analyze", data={"photo": (io.BytesIO(b"junk"), "x.jpg")},
                     content_type="multipart/form-data"),
         client.post("/api/rules/analyze", json={"tiles": []}),
