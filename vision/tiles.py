@@ -8,7 +8,7 @@ import numpy as np
 
 from .colours import BLACK, TABLE, WHITE, ColourClass, ColourModel
 from .geometry import WorldGeometry, _apply
-from .hexgrid import cells_to_plane, components, hexagon, plane_to_cells, ring
+from .hexgrid import cells_to_plane, components, hexagon, neighbours, plane_to_cells, ring
 
 LABEL_NAMES = {TABLE: None, WHITE: "white", BLACK: "black"}
 CONFIDENT = 0.75
@@ -157,7 +157,7 @@ def read_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndar
     second_weakest = np.sort(outline, axis=1)[:, 1]
     floor = float(np.median(second_weakest))      # most candidate cells are bare table
     edge_weak, edge_strong = max(EDGE_WEAK, 1.5 * floor), max(EDGE_STRONG, 2.5 * floor)
-    is_tile, conf, votes_all, medians, visible = [], [], [], [], []
+    is_tile, conf, votes_all, medians, visible, by_colour = [], [], [], [], [], []
     for i, cell in enumerate(cells):
         n = int(usable[i].sum())
         vis = n / k_samples
@@ -168,10 +168,12 @@ def read_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndar
             med = np.median(lab_pts[i][usable[i]], axis=0)
         e = float(second_weakest[i])
         colour_says = 1.0 - votes[0]
+        coloured = False
         if previous is not None and vis < 0.3 and cell in previous.cells:
             tile, c = previous.cells[cell].colour is not None, previous.cells[cell].confidence
         elif colour_says >= 0.65 and e >= edge_weak:
             tile, c = True, min(1.0, colour_says) * min(1.0, e / (2 * edge_weak))
+            coloured = True
         elif e >= edge_strong:
             tile, c = True, 0.8 * min(1.0, e / (2 * edge_strong))
         else:
@@ -179,11 +181,26 @@ def read_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndar
             c = min(1.0, votes[0] + 0.3) * min(1.0, (edge_strong - e) / edge_strong + 0.3)
         c *= min(1.0, vis / 0.3)
         is_tile.append(tile)
+        by_colour.append(coloured)
         conf.append(c)
         votes_all.append(votes)
         medians.append(med)
         visible.append(vis)
-    roles = _tile_roles(colours, np.array(medians), np.array(is_tile))
+    medians, is_tile, by_colour = np.array(medians), np.array(is_tile), np.array(by_colour)
+    _tile_roles(colours, medians, is_tile)
+    wt = np.array([0.6, 1.0, 1.0])
+    provisional = {cells[i] for i in np.flatnonzero(is_tile)}
+    for i in np.flatnonzero(is_tile & ~by_colour):
+        # a table-coloured cell with six edges inside the World: a tile of a table-like colour, or a
+        # hole (its six sides are its neighbours' edges)
+        if not all(n in provisional for n in neighbours(cells[i])):
+            continue
+        d_tile = min(np.linalg.norm((medians[i] - c.mean) * wt) for c in colours.tiles.values())
+        d_table = min(np.linalg.norm((medians[i] - c.mean) * wt) for c in colours.tables)
+        if d_table < 0.7 * d_tile:
+            is_tile[i] = False
+            conf[i] = min(conf[i], 0.7)
+    roles = _tile_roles(colours, medians, is_tile, relearn=False)
     reading = TileReading()
     for i, cell in enumerate(cells):
         colour, c = None, conf[i]
@@ -196,14 +213,15 @@ def read_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndar
     return reading
 
 
-def _tile_roles(colours: ColourModel, medians: np.ndarray, is_tile: np.ndarray) -> dict:
-    """{index: (role, confidence)} for the tile cells, from two clusters of their colours."""
+def _tile_roles(colours: ColourModel, medians: np.ndarray, is_tile: np.ndarray, relearn=True) -> dict:
+    """{index: (role, confidence)} for the tile cells, from two clusters of their colours (which
+    replace the photo's tile colours in `colours` when `relearn`)."""
     idx = np.flatnonzero(is_tile)
     if len(idx) == 0:
         return {}
     data = medians[idx] * np.array([0.6, 1.0, 1.0])
     white, black = colours.tiles["white"].mean, colours.tiles["black"].mean
-    if len(idx) >= 3:
+    if relearn and len(idx) >= 3:
         crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.2)
         _, lbl, centres = cv2.kmeans(data.astype(np.float32), 2, None, crit, 3, cv2.KMEANS_PP_CENTERS)
         centres = centres / np.array([0.6, 1.0, 1.0])
