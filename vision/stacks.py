@@ -27,6 +27,7 @@ FRONT_MIN = 0.25                 # minimal support of the top rim's near half
 SHIFT_STEPS_MM = (2.0, 1.0)
 SATURATION = 3.0
 SIDE_SAMPLES = 10
+TOP_UNIFORM = 0.7                # share of a top face's samples that must share one disc colour
 HEIGHT_PRIOR = 0.03               # taller stacks are rarer (RULES.md §14): a small cost per disc
 NORMAL_SEARCH_PX = (-1.5, -0.75, 0.0, 0.75, 1.5)      # coarse-to-fine search of a stack's offset from its cell centre
 CONFIDENT = 0.6
@@ -266,6 +267,8 @@ def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
                 best = int(np.argmax(total[1:])) + 1
         if total[best] < TOP_PRESENCE or sides[best] < SIDE_MIN:
             continue
+        if top_uniformity(colours, geo, profile, cell, best, on_tile, shift) < TOP_UNIFORM:
+            continue                    # a disc's top is one colour: this is tile edges, not a stack
         others = np.delete(total[1:], best - 1)
         others = others[np.isfinite(others)]
         margin = total[best] - (others.max() if len(others) else 0.0)
@@ -279,6 +282,19 @@ def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
         sil = silhouette(geo, profile, cell, best, on_tile, tuple(shift)) * geo.scale
         cv2.fillPoly(reading.hidden, [np.round(sil).astype(np.int32)], 255)
     return reading
+
+
+def top_uniformity(colours, geo, profile, cell, height, on_tile, shift) -> float:
+    """Share of the top face's samples in its majority colour class (0 when that is the table)."""
+    top_h = _base_height(profile, on_tile) + height * profile.disc_thickness_mm
+    pts = np.concatenate([ring_points(geo, profile, cell, top_h, k, shift) for k in (0.25, 0.5, 0.75)])
+    pts = pts * geo.scale
+    h, w = colours.lab.shape[:2]
+    x = np.clip(np.round(pts[:, 0]).astype(int), 0, w - 1)
+    y = np.clip(np.round(pts[:, 1]).astype(int), 0, h - 1)
+    classes = colours.classify(colours.lab[y, x])[0]
+    counts = np.bincount(classes, minlength=3)
+    return 0.0 if counts.argmax() == 0 else float(counts.max() / len(classes))
 
 
 def _classify_points(colours: ColourModel, pts_work: np.ndarray, shade_tolerant=False):
