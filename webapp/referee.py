@@ -10,7 +10,6 @@ from flask import current_app
 from .errors import InputError
 
 COLOURS = ("white", "black")
-DIRECTIONS = ((1, 0), (0, 1), (-1, 1), (-1, 0), (0, -1), (1, -1))
 OVERLAY_RING = 3  # cells this far from the World get pixel centres: room to correct and to outline
 
 
@@ -32,7 +31,7 @@ def _preview(position_json, move, colour):
     """The position after ``move`` with its score and the opponent's forced reply, if computable."""
     try:
         after = rules.apply_move(_with_side(position_json, colour), move)
-    except rules.IllegalMoveError as exc:
+    except (rules.IllegalMoveError, rules.PositionError) as exc:
         return {"unknown": str(exc)}
     game_over = after.is_game_over()
     return {
@@ -64,14 +63,15 @@ def _other_dance_count(pos, colour, forced):
     blocked = rules.position_to_json(pos)
     blocked.pop("reserves", None)
     dances = forced
-    while dances and dances[0].perimeter:
-        for q, r in {dance.drops[-1] for dance in dances}:
-            reserves = rules.position_from_json(blocked).reserves
-            disc = max(COLOURS, key=lambda c: reserves[c])
-            if reserves[disc] == 0:
-                return None
-            blocked["stacks"].append({"q": q, "r": r, "discs": [disc]})
-        dances = rules.forced_dances(rules.position_from_json(blocked), colour)
+    try:
+        while dances and dances[0].perimeter:
+            for q, r in {dance.drops[-1] for dance in dances}:
+                reserves = rules.position_from_json(blocked).reserves
+                disc = max(COLOURS, key=lambda c: reserves[c])
+                blocked["stacks"].append({"q": q, "r": r, "discs": [disc]})
+            dances = rules.forced_dances(rules.position_from_json(blocked), colour)
+    except rules.PositionError:   # no disc left to block with
+        return None
     return len(dances)
 
 
@@ -141,7 +141,7 @@ def _cells_near(cells, ring):
     near = set(cells)
     frontier = set(cells)
     for _ in range(ring):
-        frontier = {(q + dq, r + dr) for q, r in frontier for dq, dr in DIRECTIONS} - near
+        frontier = {n for cell in frontier for n in rules.neighbours(cell)} - near
         near |= frontier
     return near
 
