@@ -11,7 +11,7 @@ from flask import (Blueprint, abort, current_app, redirect, render_template, req
 from PIL import Image
 
 from . import db, referee
-from .api import analyse_upload, side_to_move
+from .analyses import analyse_upload, side_to_move
 from .errors import InputError
 
 bp = Blueprint("pages", __name__)
