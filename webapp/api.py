@@ -10,6 +10,7 @@ bp = Blueprint("api", __name__, url_prefix="/api")
 
 MAX_CORRECTIONS = 2000
 
+
 def json_body():
     body = request.get_json(silent=True)
     if body is None:
