@@ -185,3 +185,26 @@ def test_projected_points_land_on_their_pieces_over_the_whole_set():
     assert tiles[1] > 0 and tiles[0] >= 0.97 * tiles[1], tiles
     assert tops[1] > 0 and tops[0] >= 0.85 * tops[1], tops
 
+
+
+def test_the_set_is_the_committed_plan_and_is_stratified():
+    """sample_images/ is what tools/render/sample_plan.json renders, over every stratum."""
+    if "EXXIT_SAMPLE_IMAGES" in os.environ:
+        pytest.skip("checks the committed set only")
+    plan = json.loads((FOLDER.parent / "tools" / "render" / "sample_plan.json").read_text())
+    truths = {p.stem: load(p) for p in TRUTHS}
+    assert set(truths) == {spec["name"] for spec in plan}
+    for spec in plan:
+        truth = truths[spec["name"]]
+        assert truth["position"] == spec["position"]
+        assert all(truth["meta"][k] == spec[k] for k in ("tilt_band", "edition", "light", "table", "phase"))
+    metas = [t["meta"] for t in truths.values()]
+    assert len(metas) >= 60
+    for band in BANDS:
+        for edition in ("jactalea-red-black", "silver-red", "black-white"):
+            assert sum(m["tilt_band"] == band and m["edition"] == edition for m in metas) >= 6
+    for field, values in (("light", ("overhead", "window", "lamp", "evening")),
+                          ("table", ("wood", "felt", "tablecloth", "desk")),
+                          ("phase", ("opening", "midgame", "finished", "blitz"))):
+        for value in values:
+            assert sum(m[field] == value for m in metas) >= 10, (field, value)

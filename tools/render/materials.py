@@ -87,7 +87,8 @@ def _socket(sockets, name):
 KINDS = {
     "rubber": dict(roughness=0.62, metallic=0.0, coat=0.0, specular=0.35, sheen=0.1),
     "plastic": dict(roughness=0.3, metallic=0.0, coat=0.15, specular=0.5, sheen=0.0),
-    "metal": dict(roughness=0.32, metallic=0.85, coat=0.15, specular=0.5, sheen=0.0),
+    # silver: metallic paint (flakes in a diffuse base), not a mirror
+    "metal": dict(roughness=0.38, metallic=0.55, coat=0.2, specular=0.5, sheen=0.0),
 }
 
 
