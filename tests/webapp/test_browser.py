@@ -248,3 +248,16 @@ def test_big_photos_are_shrunk_in_the_browser_and_sent_as_multipart_jpeg(page, l
     assert sent["isFile"] and sent["type"] == "image/jpeg"
     assert (sent["width"], sent["height"]) == (2000, 1500)
     assert sent["size"] < big.stat().st_size
+
+
+def test_a_click_on_a_sample_shows_its_answer(page, live_server, readable_sample):
+    for _ in range(3):   # vision's reading of a photo may vary from run to run
+        page.goto(live_server + "/")
+        page.click(f"button.sample[data-sample='{readable_sample.stem}']")
+        page.wait_for_url("**/a/*")
+        page.wait_for_selector("body[data-ready='1']")
+        if page.evaluate("window.exxitState().analysis") is not None:
+            break
+    assert "White" in page.inner_text("#score") and "Black" in page.inner_text("#score")
+    assert page.locator("#overlay image").count() == 1
+    assert page.inner_text("#answer").strip()
