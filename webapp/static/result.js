@@ -461,6 +461,20 @@
     renderPreviews();
   }
 
+  // One line under the editor, so that a phone user sees the new answer without scrolling up.
+  function renderQuickAnswer() {
+    const a = state.analysis;
+    const box = $("quick-answer");
+    if (!a) { box.textContent = "Answer: none yet, the position cannot occur."; return; }
+    const parts = dancingSides().map((colour) => {
+      const dances = (a.forced_dances[colour] || []).map((d) => d.text);
+      return `${NAME[colour]}: ${dances.length ? dances.join(" or ") : "no forced dance"}`;
+    });
+    if (a.game_over) parts.push("game over");
+    parts.push(`score White ${a.score.white} · Black ${a.score.black}`);
+    box.textContent = `Answer: ${parts.join("; ")}.`;
+  }
+
   function renderScore() {
     const a = state.analysis;
     const box = $("score");
@@ -693,6 +707,7 @@
       radio.checked = radio.value === (state.model.toMove || "unknown");
     }
     renderAnswer();
+    renderQuickAnswer();
     renderWarnings();
     renderEditor();
     drawAll();
