@@ -121,7 +121,8 @@ def measure_set(photo, base=None, stack_photo=None, stack_height=None, name="cus
 
 
 def _measure_stack(profile: SetProfile, photo, height: int) -> SetProfile:
-    """Disc thickness and diameter from a photo with one stack of `height` discs."""
+    """Disc thickness from a photo with one stack of `height` discs: the height over its cell at
+    which a disc-sized circle best matches the stack's top rim, divided by the disc count."""
     if not height or height < 1:
         raise CalibrationError("--stack-height must be the number of discs in the stack (1 or more)")
     scene = _read_scene(photo, profile)
@@ -142,7 +143,4 @@ def _measure_stack(profile: SetProfile, photo, height: int) -> SetProfile:
     score, cell, top_mm, base = best
     if score < 0.35:
         raise CalibrationError("no stack found in the stack photo")
-    radii = np.linspace(0.85, 1.2, 15) * r0
-    sup = [rim_support(edges, geo, cell, base + top_mm, r) for r in radii]
-    radius = float(radii[int(np.argmax(sup))])
-    return dataclasses.replace(profile, disc_thickness_mm=top_mm / height, disc_diameter_mm=2 * radius)
+    return dataclasses.replace(profile, disc_thickness_mm=top_mm / height)

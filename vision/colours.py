@@ -135,6 +135,7 @@ def _table_classes(border: np.ndarray) -> list:
     clusters holding little of the border (a piece or a hand at the edge) are dropped."""
     pix = border[:: max(1, len(border) // 20000)].astype(np.float32)
     crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 0.5)
+    cv2.setRNGSeed(1)  # kmeans++ draws from OpenCV's global generator: keep results reproducible
     _, lbl, centres = cv2.kmeans(pix, 3, None, crit, 2, cv2.KMEANS_PP_CENTERS)
     lbl = lbl.ravel()
     classes = []
@@ -197,6 +198,7 @@ def _two_colours(pix: np.ndarray, profile: SetProfile) -> dict:
     """Split the World's pixels into two colour clusters; the lighter plays White by default."""
     data = (pix * np.array([0.6, 1.0, 1.0], np.float32)).astype(np.float32)
     crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.2)
+    cv2.setRNGSeed(1)  # kmeans++ draws from OpenCV's global generator: keep results reproducible
     _, lbl, _ = cv2.kmeans(data, 2, None, crit, 3, cv2.KMEANS_PP_CENTERS)
     lbl = lbl.ravel()
     groups = [pix[lbl == i] for i in range(2)]

@@ -223,6 +223,7 @@ def _tile_roles(colours: ColourModel, medians: np.ndarray, is_tile: np.ndarray, 
     white, black = colours.tiles["white"].mean, colours.tiles["black"].mean
     if relearn and len(idx) >= 3:
         crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.2)
+        cv2.setRNGSeed(1)  # kmeans++ draws from OpenCV's global generator: keep results reproducible
         _, lbl, centres = cv2.kmeans(data.astype(np.float32), 2, None, crit, 3, cv2.KMEANS_PP_CENTERS)
         centres = centres / np.array([0.6, 1.0, 1.0])
         if np.bincount(lbl.ravel(), minlength=2).min() >= 1:
