@@ -202,9 +202,8 @@ def _two_colours(pix: np.ndarray, profile: SetProfile) -> dict:
     _, lbl, _ = cv2.kmeans(data, 2, None, crit, 3, cv2.KMEANS_PP_CENTERS)
     lbl = lbl.ravel()
     groups = [pix[lbl == i] for i in range(2)]
-    if min(len(g) for g in groups) < 20:
-        raise NoWorldFoundError("no EXXIT World found: only one colour of tiles is visible")
-    classes = [_robust_class(g) for g in groups]
+    # a first guess only: the tile reader re-learns both colours from the tile cells
+    classes = [_robust_class(g if len(g) >= 5 else pix) for g in groups]
     white, _ = assign_roles(classes[0].mean, classes[1].mean, hint_labs(profile), profile.white_is_lighter())
     if white is classes[0].mean:
         return {"white": classes[0], "black": classes[1]}

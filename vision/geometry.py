@@ -24,6 +24,7 @@ from .profile import SetProfile
 EDGE_NORMALS = np.array([[1.0, 0.0], [0.5, SQRT3 / 2], [-0.5, SQRT3 / 2]])   # 0°, 60°, 120°
 CAMERA_ITERS = 3
 GOOD_INLIERS = 0.6               # a lattice explaining this share of the edges is accepted at once
+MAX_CELLS = 90                   # 39 tiles, their perimeter and stacks hanging over it
 MIN_INLIERS = 0.45               # below this share no lattice is trusted (exit 3 rather than guess)
 MAX_TILT = 75.0
 AFFINE_THEN_H = False
@@ -187,7 +188,10 @@ def find_world(work_gray: np.ndarray, colours: ColourModel, profile: SetProfile,
     grow = int(0.04 * max(h, w)) | 1
     disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (grow, grow))
     attempts, failure = [], "too few straight tile edges in the photo"
-    for k, mask in enumerate(colours.regions or [colours.world_mask]):
+    regions = list(colours.regions or [colours.world_mask])
+    if len(regions) > 1:             # a World whose dark tiles match the table splits into pieces
+        regions.insert(1, np.max(regions, axis=0))
+    for k, mask in enumerate(regions):
         region = cv2.dilate(mask, disc)
         mid = ((all_segments[:, :2] + all_segments[:, 2:]) / 2).round().astype(int)
         inside = region[np.clip(mid[:, 1], 0, h - 1), np.clip(mid[:, 0], 0, w - 1)] > 0
@@ -259,7 +263,25 @@ def _fit_region(seg: np.ndarray, shape, mask, colours: ColourModel):
     if fit is None:
         raise NoWorldFoundError("no regular hex lattice fits the tile edges")
     M1, fam, resid, inl = fit
+    _check_plausible(M1, seg, fam, mask)
     return M1, fam, resid, inl, inl * (1.0 - min(resid, 0.1) / 0.2), seg, mask
+
+
+def _check_plausible(M1, seg, fam, mask):
+    """Refuse lattices no EXXIT World can have: straight edges longer than a hexagon's side (the
+    lattice is too fine, so every edge finds some line), or far more cells than a set has tiles."""
+    sp = np.column_stack([_apply(M1, seg[:, :2]), _apply(M1, seg[:, 2:])])
+    length = np.hypot(sp[:, 2] - sp[:, 0], sp[:, 3] - sp[:, 1])[fam >= 0]
+    if len(length) and np.percentile(length, 90) > 1.35 / SQRT3:
+        raise NoWorldFoundError("the straight edges are longer than tile sides of any fitting lattice")
+    if not len(length) or np.median(length) < 0.08:
+        raise NoWorldFoundError("the fitted lattice is degenerate")
+    ys, xs = np.nonzero(mask[::3, ::3])
+    cells = np.unique(plane_to_cells(_apply(M1, np.column_stack([xs * 3, ys * 3]).astype(float))), axis=0)
+    if len(cells) > MAX_CELLS:
+        raise NoWorldFoundError("the fitted lattice is far finer than EXXIT tiles")
+    if len(cells) < 2:
+        raise NoWorldFoundError("the fitted lattice is degenerate")
 
 
 def _camera(H_mm: np.ndarray, full_size, centre_mm) -> Camera:
