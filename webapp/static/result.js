@@ -270,20 +270,23 @@
         if (!a || !b) return;
         const group = el("g", {class: `dance dance-${colour}`, "data-index": i}, layer);
         if (t) el("circle", {cx: t[0], cy: t[1], r: 0.62 * s, class: "target"}, group);
-        // pull the head back so it does not hide the last cell's stack label
-        // start at the rim of the dancing stack's disc, end short of the last cell's centre
+        // a curved arrow from the rim of the dancing stack to the rim of the last cell's disc:
+        // White's arrows bend to one side, Black's to the other, so a dance and its reverse (both
+        // sides shown) stay apart and even a one-cell dance shows its shaft
         const len = Math.hypot(b[0] - a[0], b[1] - a[1]) || 1;
-        const ux = (b[0] - a[0]) / len, uy = (b[1] - a[1]) / len;
-        const lead = Math.min(0.5 * s, len / 3), back = Math.min(0.35 * s, len / 3);
-        // White's arrows keep to one side of the line, Black's to the other: a dance and its
-        // reverse (both sides shown) stay apart
-        const side = (colour === "white" ? 0.14 : -0.14) * s;
-        const ox = -uy * side, oy = ux * side;
-        el("line", {x1: a[0] + ux * lead + ox, y1: a[1] + uy * lead + oy,
-          x2: b[0] - ux * back + ox, y2: b[1] - uy * back + oy, class: "dance-arrow",
+        const bend = (colour === "white" ? 1 : -1) * Math.min(Math.max(0.25 * len, 0.5 * s), 1.0 * s);
+        const c = [(a[0] + b[0]) / 2 - (b[1] - a[1]) / len * bend, (a[1] + b[1]) / 2 + (b[0] - a[0]) / len * bend];
+        const toward = (p, q, d) => {
+          const l = Math.hypot(q[0] - p[0], q[1] - p[1]) || 1;
+          return [p[0] + (q[0] - p[0]) / l * d, p[1] + (q[1] - p[1]) / l * d];
+        };
+        const start = toward(a, c, 0.5 * s), stop = toward(b, c, 0.45 * s);
+        el("path", {d: `M${start[0].toFixed(1)},${start[1].toFixed(1)} Q${c[0].toFixed(1)},${c[1].toFixed(1)} ` +
+          `${stop[0].toFixed(1)},${stop[1].toFixed(1)}`, class: "dance-arrow",
           "marker-end": `url(#arrow-${colour})`}, group);
-        el("text", {x: a[0] + 0.35 * s, y: a[1] - 0.45 * s, "font-size": 0.45 * s, class: "dance-number"},
-          group, String(i + 1));
+        const middle = [0, 1].map((j) => 0.25 * start[j] + 0.5 * c[j] + 0.25 * stop[j]);
+        el("text", {x: middle[0], y: middle[1], "font-size": 0.45 * s, "text-anchor": "middle",
+          "dominant-baseline": "central", class: "dance-number"}, group, String(i + 1));
       });
     }
   }
