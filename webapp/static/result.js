@@ -180,6 +180,21 @@
   const isLow = (item) => item && item.confidence !== undefined && item.confidence !== null &&
     item.confidence < LOW_CONFIDENCE;
 
+  // Cells vision flagged (uncertain, impossible): marked until the user corrects them.
+  const SUSPECT_CODES = ["uncertain-tiles", "uncertain-stacks", "stack-too-tall", "isolated-stack",
+    "world-disconnected"];
+  const suspects = new Set((record.reading.warnings || [])
+    .filter((w) => w && SUSPECT_CODES.includes(w.code))
+    .flatMap((w) => (w.cells || []).map((c) => key(c[0], c[1]))));
+  const doubtfulCell = (k, model) => isLow(model.tiles.get(k)) || (suspects.has(k) && !model.stacks.has(k));
+  const doubtfulStack = (k, stack) => isLow(stack) || suspects.has(k);
+
+  function markDoubt(layer, pts, centre, size) {
+    el("polygon", {points: points(pts), class: "low-confidence"}, layer);
+    el("text", {x: centre[0] - 0.15 * size, y: centre[1] - 0.45 * size, "font-size": 0.5 * size, class: "low-mark"},
+      layer, "?");
+  }
+
   function shownSides() {
     return state.model.toMove ? [state.model.toMove] : SIDES;
   }
@@ -252,7 +267,7 @@
           class: disc ? `chip disc-${disc}` : "chip disc-unknown"}, group);
       });
     }
-    if (options.confidence && isLow(stack)) {
+    if (options.confidence && doubtfulStack(k, stack)) {
       el("circle", {cx: x, cy: y, r: 0.68 * s, class: "low-confidence"}, group);
       el("text", {x: x - 0.62 * s, y: y - 0.5 * s, "font-size": 0.45 * s, class: "low-mark"}, group, "?");
     }
@@ -308,15 +323,12 @@
     for (const k of cells) {
       const [q, r] = cellOf(k);
       const tile = model.tiles.get(k);
-      const pts = points(hexPoints(geo, q, r));
+      const hex = hexPoints(geo, q, r);
+      const pts = points(hex);
       const cls = tile ? `tile tile-${tile.colour}` : "cell-empty";
       el("polygon", {points: pts, class: cls, "data-cell": k}, tilesLayer);
       if (tile && tile.colour === "black") el("polygon", {points: pts, fill: "url(#hatch)", class: "hatch"}, tilesLayer);
-      if (options.confidence && isLow(tile)) {
-        const [x, y] = geo.centre(q, r);
-        el("polygon", {points: pts, class: "low-confidence"}, tilesLayer);
-        el("text", {x: x - 0.15 * HEX, y: y - 0.45 * HEX, "font-size": 0.45 * HEX, class: "low-mark"}, tilesLayer, "?");
-      }
+      if (options.confidence && doubtfulCell(k, model)) markDoubt(tilesLayer, hex, geo.centre(q, r), HEX);
     }
     drawIslands(el("g", {class: "islands"}, svg), geo, analysis, model.stacks);
     const stacksLayer = el("g", {class: "stacks"}, svg);
@@ -377,10 +389,7 @@
         el("text", {x: c[0], y: c[1], "font-size": 0.5 * s, "text-anchor": "middle", "dominant-baseline": "central",
           class: `photo-letter photo-letter-${tile.colour}`}, tilesLayer, LETTER[tile.colour]);
       }
-      if (isLow(tile)) {
-        el("polygon", {points: points(pts), class: "low-confidence"}, tilesLayer);
-        el("text", {x: c[0] - 0.15 * s, y: c[1] - 0.45 * s, "font-size": 0.5 * s, class: "low-mark"}, tilesLayer, "?");
-      }
+      if (doubtfulCell(k, model)) markDoubt(tilesLayer, pts, c, s);
     }
     const analysis = state.analysis || NO_ANSWER;
     drawIslands(el("g", {class: "islands photo-islands"}, svg), geo, analysis, model.stacks);
@@ -528,10 +537,10 @@
   function renderWarnings() {
     const list = $("warnings");
     list.textContent = "";
-    const lowTiles = [...state.model.tiles.values()].filter(isLow).length;
-    const lowStacks = [...state.model.stacks.values()].filter(isLow).length;
+    const lowTiles = [...editableCells(state.model)].filter((k) => doubtfulCell(k, state.model)).length;
+    const lowStacks = [...state.model.stacks].filter(([k, stack]) => doubtfulStack(k, stack)).length;
     if (lowTiles || lowStacks) {
-      html("li", {}, list, `Unsure: ${lowTiles} tile${lowTiles === 1 ? "" : "s"} and ${lowStacks} ` +
+      html("li", {}, list, `Unsure: ${lowTiles} cell${lowTiles === 1 ? "" : "s"} and ${lowStacks} ` +
         `stack${lowStacks === 1 ? "" : "s"} (marked ?). Check them and tap to correct.`);
     }
     for (const w of record.reading.warnings || []) {
@@ -557,6 +566,7 @@
     change(state.model);
     const tile = state.model.tiles.get(k);
     const stack = state.model.stacks.get(k);
+    suspects.delete(k);
     if (tile) delete tile.confidence;
     if (stack) delete stack.confidence;
     delete state.model.rest.reserves;
