@@ -28,6 +28,8 @@ MAX_CELLS = 90                   # 39 tiles, their perimeter and stacks hanging 
 MIN_INLIERS = 0.45               # below this share no lattice is trusted (exit 3 rather than guess)
 MAX_TILT = 75.0
 AFFINE_THEN_H = False
+FOCAL_PRIOR_WEIGHT = 0.05
+FOCAL_PRIOR_SPREAD = 0.25        # ~25% either way: fields of view of 55-80 degrees
 DEFAULT_FOCAL = 0.62           # focal length / image diagonal of a typical phone camera (HFOV ~65°)
 FAMILY_COLOURS = [(0, 0, 255), (0, 200, 0), (255, 0, 0)]
 
@@ -380,17 +382,19 @@ def _pnp_with_focal(camera: Camera, obj, img, full_size, diag, search: bool) -> 
 
     f0 = float(camera.K[0, 0])
     if search:
-        grid = f0 * np.geomspace(0.7, 1.45, 15)
-        grid = grid[(grid > 0.3 * diag) & (grid < 3.0 * diag)]
+        # the edges of a small World constrain the focal length weakly: weigh the fit against a
+        # prior of phone-like fields of view (FOCAL_PRIOR_SPREAD in log focal length)
+        prior = DEFAULT_FOCAL * diag
+        grid = prior * np.geomspace(0.6, 1.7, 21)
         results = [(f,) + solve(f) for f in grid]
         errs = np.array([r[2] for r in results])
-        i = int(np.argmin(errs))
-        default = min(results, key=lambda r: abs(r[0] - DEFAULT_FOCAL * diag))
+        if not np.isfinite(errs).any():
+            return camera
+        cost = errs / errs.min() + FOCAL_PRIOR_WEIGHT * (np.log(grid / prior) / FOCAL_PRIOR_SPREAD) ** 2
+        i = int(np.argmin(cost))
         # an error curve without a clear minimum (near-vertical views) leaves f unobservable
-        observable = errs[i] < 0.93 * min(errs[0], errs[-1])
-        f, sol, _ = results[i] if observable else (camera.K[0, 0], *solve(camera.K[0, 0]))
-        estimated = observable
-        del default
+        estimated = bool(errs[i] < 0.93 * min(errs[0], errs[-1]))
+        f, sol, _ = results[i]
     else:
         f, estimated = f0, camera.focal_estimated
         sol, _ = solve(f)

@@ -24,7 +24,7 @@ CIRCLE = np.stack([np.cos(np.linspace(0, 2 * np.pi, 48, endpoint=False)),
 SIDE_MIN = 0.3                   # minimal support of a stack's side outlines
 TOP_PRESENCE = 0.9               # minimal stack_score
 FRONT_MIN = 0.25                 # minimal support of the top rim's near half
-SHIFT_STEPS_MM = (2.0, 1.0)
+SHIFT_STEPS_MM = (3.0, 1.5, 0.75)   # coarse-to-fine search of a stack's offset from its cell centre
 SATURATION = 3.0
 SIDE_SAMPLES = 10
 TOP_UNIFORM = 0.7                # share of a top face's samples that must share one disc colour
