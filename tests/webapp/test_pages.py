@@ -60,6 +60,7 @@ def test_result_page_embeds_the_analysis(client, stored):
     assert data["overlay"]["cells"]["0,0"]
     assert f'data-photo="/a/{stored}/photo.jpg"' in page
     assert f"/a/{stored}" in page                        # the permanent link is shown
+    assert "<b>dance 0,0 W</b>" in page                  # the answer, even without JavaScript
 
 
 def test_unknown_result_page_is_a_404_page(client):
