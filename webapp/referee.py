@@ -3,6 +3,8 @@
 This module is the only place where the web app calls ``vision`` and ``rules``.
 """
 
+import math
+
 import rules
 import vision
 from flask import current_app
@@ -150,8 +152,14 @@ def _key(cell):
     return f"{cell[0]},{cell[1]}"
 
 
-def _pixel(point):
-    return [round(float(point[0]), 1), round(float(point[1]), 1)]
+def _pixels(cells, to_pixel):
+    """{"q,r": [x, y]} for the cells whose pixel is finite (a cell far off may project nowhere)."""
+    found = {}
+    for cell in sorted(cells):
+        x, y = (float(v) for v in to_pixel(cell))
+        if math.isfinite(x) and math.isfinite(y):
+            found[_key(cell)] = [round(x, 1), round(y, 1)]
+    return found
 
 
 def photo_overlay(reading, width, height):
@@ -161,8 +169,8 @@ def photo_overlay(reading, width, height):
     return {
         "width": width,
         "height": height,
-        "cells": {_key(c): _pixel(reading.cell_to_pixel(c)) for c in sorted(cells)},
-        "tops": {_key(c): _pixel(reading.stack_top_pixel(c)) for c in sorted(stacks)},
+        "cells": _pixels(cells, reading.cell_to_pixel),
+        "tops": _pixels(stacks, reading.stack_top_pixel),
     }
 
 
