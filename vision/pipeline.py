@@ -8,7 +8,7 @@ import numpy as np
 
 from .colours import find_colours
 from .geometry import find_world
-from .hexgrid import cells_to_plane, ring
+from .hexgrid import cells_to_plane, components, ring
 from .loading import load_image
 from .profile import load_profile
 from .reading import PhotoReading
@@ -44,18 +44,40 @@ def analyze_photo(source, profile=None) -> PhotoReading:
     stacks = read_stacks(colours, geo, profile, sorted(stack_cells), first.tiles, edges)
     tiles = read_tiles(colours, geo, cells, outline, hidden=stacks.hidden, previous=first)
     lap("cells_s")
+    world, ignored = _world_cells(tiles.tiles)
+    relevant = world | ring(world)                            # the World and its perimeter
+    tiles.cells = {c: rd for c, rd in tiles.cells.items() if c in relevant}
+    stacks.stacks = {c: st for c, st in stacks.stacks.items() if c in relevant}
     origin = _origin(tiles.tiles)
-    uncertain_tiles = [c for c, rd in tiles.cells.items() if rd.confidence < TILE_CONFIDENT
-                       and (rd.colour or rd.votes[0] < 0.9)]
+    uncertain_tiles = [c for c, rd in tiles.cells.items() if rd.confidence < TILE_CONFIDENT]
     uncertain_stacks = [c for c, s in stacks.stacks.items() if s.confidence < STACK_CONFIDENT]
     shift = lambda cs: [(c[0] - origin[0], c[1] - origin[1]) for c in cs]
     warnings = sanity_warnings(
         {(c[0] - origin[0], c[1] - origin[1]): v for c, v in tiles.tiles.items()},
         {(c[0] - origin[0], c[1] - origin[1]): tuple(s.discs) for c, s in stacks.stacks.items()},
         shift(uncertain_tiles), shift(uncertain_stacks))
+    if ignored:
+        warnings.append({"code": "ignored-tiles", "cells": [list(c) for c in sorted(shift(ignored))],
+                         "message": f"{len(ignored)} tile(s) well away from the World ignored "
+                                    "(the supply or spare pieces?)"})
     timing["total_s"] = time.perf_counter() - t0
     return PhotoReading(tiles=tiles, stacks=stacks, geometry=geo, colours=colours, profile=profile,
                         image_size=image.size, origin=origin, warnings=warnings, timing=timing)
+
+
+def _world_cells(tiles: dict):
+    """(World cells, ignored cells): the largest group of tiles plus any group within one empty
+    cell of it (kept, and flagged as a disconnected World by the sanity check); groups farther
+    away are the supply or spare tiles, not part of the game."""
+    groups = components(tiles)
+    if not groups:
+        return set(), set()
+    world = set(groups[0])
+    near = ring(world) | ring(ring(world))
+    ignored = set()
+    for group in groups[1:]:
+        (world if group & near else ignored).update(group)
+    return world, ignored
 
 
 def _origin(tiles: dict) -> tuple:
