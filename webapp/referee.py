@@ -35,13 +35,14 @@ def _preview(position_json, move, colour):
         after = rules.apply_move(_with_side(position_json, colour), move)
     except (rules.IllegalMoveError, rules.PositionError) as exc:
         return {"unknown": str(exc)}
-    game_over = after.is_game_over()
+    replies = [] if after.is_game_over() else rules.forced_dances(after, after.to_move)
     return {
         "position": rules.position_to_json(after),
         "score": rules.score(after),
-        "game_over": game_over,
+        "game_over": after.is_game_over(),
         "next_side": after.to_move,
-        "next": [] if game_over else [d.text for d in rules.forced_dances(after, after.to_move)],
+        "next": [d.text for d in replies],
+        "next_dances": [rules.move_to_json(d) for d in replies],
     }
 
 

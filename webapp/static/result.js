@@ -518,7 +518,8 @@
           svg.setAttribute("class", "diagram small");
           figure.insertBefore(svg, caption);
           const after = modelFromJSON(dance.after.position);
-          drawDiagram(svg, after, {islands: {}}, {});
+          const side = dance.after.next_side;
+          drawDiagram(svg, after, {islands: {}, forced_dances: {[side]: dance.after.next_dances}}, {sides: [side]});
           caption.appendChild(document.createTextNode(
             `then White ${dance.after.score.white} · Black ${dance.after.score.black}` +
             (dance.after.game_over ? " (game over)." : ".") +
