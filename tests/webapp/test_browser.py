@@ -193,8 +193,13 @@ def test_two_taps_fix_a_stack_and_a_tile(page, live_server, stored):
     page.locator("#editor [data-tile='white']").click()
     page.wait_for_selector("body[data-updates='2']")
     assert page.locator("#diagram polygon.tile-white[data-cell='2,0']").count() == 1
+    # a missed tile at 3,0: tap the empty cell, tap it again (a second tap cycles the tile)
+    page.locator("#diagram polygon[data-cell='3,0']").click()
+    page.locator("#diagram polygon[data-cell='3,0']").click()
+    page.wait_for_selector("body[data-updates='3']")
+    assert page.locator("#diagram polygon.tile-white[data-cell='3,0']").count() == 1
     timings = page.evaluate("window.exxitTimings.corrections")
-    assert len(timings) == 2
+    assert len(timings) == 3
     screenshot(page, "correction")
 
 
