@@ -20,29 +20,46 @@ WORK_LONG_SIDE = 1000            # the working resolution for the global stages
 
 @dataclass
 class LoadedImage:
-    full: np.ndarray             # BGR uint8, EXIF orientation applied
     work: np.ndarray             # BGR uint8, long side <= WORK_LONG_SIDE
     scale: float                 # work = full * scale
+    size: tuple                  # (width, height) of the full image, EXIF orientation applied
+    _full: np.ndarray | None = None
+    _data: bytes | None = None
 
     @property
-    def size(self) -> tuple[int, int]:
-        h, w = self.full.shape[:2]
-        return w, h
+    def full(self) -> np.ndarray:
+        """The full-resolution BGR image (decoded on first use: the stages work on `work`)."""
+        if self._full is None:
+            self._full = _from_bytes(self._data)
+        return self._full
 
 
 def load_image(source) -> LoadedImage:
-    """Read `source` (a path, bytes or a BGR/gray ndarray); raise UnreadableImageError if we can't."""
+    """Read `source` (a path, bytes or a BGR/gray ndarray); raise UnreadableImageError if we can't.
+
+    JPEGs are decoded straight at about the working resolution (libjpeg's DCT scaling), which
+    is what makes large photos cheap; the full image is decoded only if someone asks for it."""
+    data = None
     if isinstance(source, np.ndarray):
         full = _from_array(source)
+        size = (full.shape[1], full.shape[0])
+        reduced = full
     else:
-        full = _from_bytes(_read_bytes(source))
-    h, w = full.shape[:2]
+        data = _read_bytes(source)
+        full = None
+        reduced, size = _from_bytes(data, reduce_to=WORK_LONG_SIDE)
+    w, h = size
     if min(h, w) < MIN_SIDE:
         raise UnreadableImageError(f"image too small ({w}x{h}); need at least {MIN_SIDE} pixels a side")
     scale = min(1.0, WORK_LONG_SIDE / max(h, w))
-    work = full if scale == 1.0 else cv2.resize(full, (round(w * scale), round(h * scale)),
-                                                interpolation=cv2.INTER_AREA)
-    return LoadedImage(full=full, work=work, scale=work.shape[1] / w)
+    rh, rw = reduced.shape[:2]
+    if scale == 1.0 and (rw, rh) == (w, h):
+        work = reduced
+    else:
+        work = cv2.resize(reduced, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_AREA)
+    if scale == 1.0 and full is None and (rw, rh) == (w, h):
+        full = reduced
+    return LoadedImage(work=work, scale=work.shape[1] / w, size=(w, h), _full=full, _data=data)
 
 
 def _read_bytes(source) -> bytes:
@@ -71,7 +88,9 @@ def _read_bytes(source) -> bytes:
     return data
 
 
-def _from_bytes(data: bytes) -> np.ndarray:
+def _from_bytes(data: bytes, reduce_to: int | None = None):
+    """The decoded BGR image; with `reduce_to`, (an image whose long side is at least that,
+    decoded at reduced size when the format allows, (full width, full height))."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
@@ -82,6 +101,9 @@ def _from_bytes(data: bytes) -> np.ndarray:
                     f"image too large ({w}x{h} pixels; the limit is {MAX_PIXELS // 1_000_000} megapixels)")
             if img.format not in ("JPEG", "PNG", "WEBP", "MPO", "BMP", "TIFF"):
                 raise UnreadableImageError(f"unsupported image format {img.format}; use JPEG, PNG or WebP")
+            full_size = _oriented_size(img)
+            if reduce_to and img.format in ("JPEG", "MPO"):
+                img.draft("RGB", (reduce_to, reduce_to))       # DCT scaling: 1/2, 1/4 or 1/8
             img.load()
             img = ImageOps.exif_transpose(img)
             img = img.convert("RGB")
@@ -94,7 +116,14 @@ def _from_bytes(data: bytes) -> np.ndarray:
     except (OSError, SyntaxError, ValueError, EOFError) as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UnreadableImageError(f"broken or truncated image ({msg})") from None
-    return cv2.cvtColor(np.asarray(img), cv2.COLOR_RGB2BGR)
+    bgr = cv2.cvtColor(np.asarray(img), cv2.COLOR_RGB2BGR)
+    return (bgr, full_size) if reduce_to else bgr
+
+
+def _oriented_size(img) -> tuple:
+    w, h = img.size
+    orientation = img.getexif().get(0x0112, 1) if hasattr(img, "getexif") else 1
+    return (h, w) if orientation in (5, 6, 7, 8) else (w, h)
 
 
 def _from_array(arr: np.ndarray) -> np.ndarray:
