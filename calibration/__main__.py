@@ -4,19 +4,15 @@ Exit codes: 0 written, 2 unreadable input or a photo that does not show what it 
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        print(f"calibration: {message}", file=sys.stderr)
-        sys.exit(2)
+from vision.cli import OneLineParser, report
+from vision.errors import VisionError
 
 
 def main(argv=None) -> int:
-    parser = _Parser(prog="python -m calibration", description="Measure an EXXIT set from photos.")
+    parser = OneLineParser(prog="python -m calibration", description="Measure an EXXIT set from photos.")
     sub = parser.add_subparsers(dest="command", required=True)
     pr = sub.add_parser("profile", help="write a set profile from a photo of the opening diamond")
     pr.add_argument("photo", help="the opening diamond: 2 + 2 tiles of the two colours, no discs")
@@ -28,17 +24,12 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if (args.stack_photo is None) != (args.stack_height is None):
         parser.error("--stack-photo and --stack-height go together")
-    from vision.errors import NoWorldFoundError, VisionError
     from .profile import measure_set
     try:
         profile = measure_set(args.photo, base=args.base, stack_photo=args.stack_photo,
                               stack_height=args.stack_height, name=args.name)
-    except NoWorldFoundError as exc:
-        print(f"calibration: {exc}", file=sys.stderr)
-        return 3
     except VisionError as exc:
-        print(f"calibration: {exc}", file=sys.stderr)
-        return 2
+        return report("calibration", exc)
     try:
         with open(args.out, "w", encoding="utf-8") as fh:
             json.dump(profile.to_json(), fh, indent=2)

@@ -4,23 +4,17 @@ Exit codes: 0 success, 2 unreadable or invalid input, 3 no EXXIT World found.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
 import cv2
 
-from .errors import NoWorldFoundError, VisionError
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        print(f"vision: {message}", file=sys.stderr)
-        sys.exit(2)
+from .cli import OneLineParser, report
+from .errors import VisionError
 
 
 def main(argv=None) -> int:
-    parser = _Parser(prog="python -m vision", description="Read an EXXIT position from a photo.")
+    parser = OneLineParser(prog="python -m vision", description="Read an EXXIT position from a photo.")
     sub = parser.add_subparsers(dest="command", required=True)
     an = sub.add_parser("analyze", help="print the position seen in PHOTO as exxit-position/1 JSON")
     an.add_argument("photo")
@@ -33,12 +27,8 @@ def main(argv=None) -> int:
     from .loading import load_image
     try:
         reading = analyze_photo(args.photo, profile=args.profile)
-    except NoWorldFoundError as exc:
-        print(f"vision: {exc}", file=sys.stderr)
-        return 3
     except VisionError as exc:
-        print(f"vision: {exc}", file=sys.stderr)
-        return 2
+        return report("vision", exc)
     obj = reading.to_json()
     if args.debug:
         overlay = reading.draw_overlay(load_image(args.photo).full)
