@@ -82,3 +82,11 @@ def save_corrections(analysis_id, position, corrections):
             (json.dumps(position), json.dumps(corrections), _now(), analysis_id),
         )
     return cursor.rowcount == 1
+
+
+def recent_analyses(limit):
+    """The newest analyses, newest first: id, created, source, position (decoded)."""
+    rows = get_db().execute(
+        "SELECT id, created, source, position FROM analysis ORDER BY created DESC, rowid DESC LIMIT ?",
+        (limit,)).fetchall()
+    return [dict(row, position=json.loads(row["position"])) for row in rows]

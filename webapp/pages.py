@@ -18,6 +18,7 @@ bp = Blueprint("pages", __name__)
 
 SAMPLE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 THUMB_SIZE = (360, 270)
+RECENT = 8
 
 
 def _sample_dir():
@@ -50,8 +51,25 @@ def _sample_path(name):
     return path
 
 
+def recent():
+    """The latest analyses for the start page, each with a one-line answer."""
+    items = []
+    for record in db.recent_analyses(RECENT):
+        analysis, problem = referee.answer_or_problem(record["position"])
+        if analysis is None:
+            summary = "needs correcting"
+        else:
+            dances = [d["text"] for c in referee.COLOURS for d in analysis["forced_dances"][c]]
+            summary = (", ".join(dances) or "no forced dance") + \
+                f"; White {analysis['score']['white']} · Black {analysis['score']['black']}"
+        source = record["source"].removeprefix("sample:")
+        items.append({"id": record["id"], "when": record["created"][11:16], "source": source,
+                      "summary": summary})
+    return items
+
+
 def _render_index(error=None, status=200):
-    return render_template("index.html", samples=list_samples(), error=error), status
+    return render_template("index.html", samples=list_samples(), recent=recent(), error=error), status
 
 
 @bp.get("/")

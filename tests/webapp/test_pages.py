@@ -75,3 +75,9 @@ def test_photo_of_unknown_analysis(client):
 
 def test_served_app_is_never_in_debug_mode(app):
     assert not app.debug
+
+
+def test_start_page_lists_recent_analyses_with_their_answer(client, stored):
+    page = client.get("/").get_data(as_text=True)
+    assert f'href="/a/{stored}"' in page
+    assert "dance 0,0 W, dance 0,1 NW; White 9 · Black 4" in page
