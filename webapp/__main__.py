@@ -36,6 +36,9 @@ def parse_args(argv):
     parser.add_argument("--port", type=int, default=5000, help="port (default 5000)")
     parser.add_argument("--https", action="store_true",
                         help="serve HTTPS with a self-signed certificate (needed for the camera)")
+    parser.add_argument("--profile", metavar="SET",
+                        help="set profile: a shipped edition (jactalea-red-black, silver-red, "
+                             "black-white) or a SET.json from `python -m calibration profile`")
     return parser.parse_args(argv)
 
 
@@ -57,6 +60,13 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     app = create_app()
     app.debug = False
+    if args.profile is not None:
+        import vision
+
+        try:
+            app.config["VISION_PROFILE"] = vision.load_profile(args.profile)
+        except vision.VisionError as exc:
+            sys.exit(f"python -m webapp: {exc}")
     scheme = "https" if args.https else "http"
     hosts = ["localhost", "127.0.0.1"]
     if args.host in ("0.0.0.0", "::"):

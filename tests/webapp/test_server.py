@@ -92,3 +92,11 @@ def test_https_server_answers_over_tls(app):
         assert status == 200 and "Take or choose a photo" in page
     finally:
         server.stop()
+
+
+def test_an_unknown_set_profile_is_a_one_line_error(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "webapp", "--profile", "no-such-set"], cwd=tmp_path,
+                            env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode != 0
+    assert "no-such-set" in result.stderr and "Traceback" not in result.stderr
