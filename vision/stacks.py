@@ -28,6 +28,8 @@ SHIFT_STEPS_MM = (3.0, 1.5, 0.75)   # coarse-to-fine search of a stack's offset 
 SATURATION = 3.0
 SIDE_SAMPLES = 10
 TOP_UNIFORM = 0.7                # share of a top face's samples that must share one disc colour
+OCCLUSION_MARGIN_PX = 3.0        # an edge this far inside a silhouette would be hidden by the stack
+OCCLUDED_EDGE_SHARE = 0.5        # visible lattice edge length (share of the stack's width) refuting it
 HEIGHT_PRIOR = 0.03               # taller stacks are rarer (RULES.md §14): a small cost per disc
 NORMAL_SEARCH_PX = (-1.5, -0.75, 0.0, 0.75, 1.5)      # coarse-to-fine search of a stack's offset from its cell centre
 CONFIDENT = 0.6
@@ -242,6 +244,7 @@ def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
     behind it, so its edges are not counted again as evidence for a stack further away.
     """
     edges = edges or EdgeMap(colours)
+    lattice_edges = geo.segments[geo.families >= 0]
     reading = StackReading(hidden=np.zeros(colours.world_mask.shape, np.uint8))
     cam = geo.camera.centre
     dist = {c: float(np.linalg.norm(np.append(np.array(cells_to_plane([c])[0]) * geo.pitch_mm, 0) - cam))
@@ -267,6 +270,9 @@ def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
                 best = int(np.argmax(total[1:])) + 1
         if total[best] < TOP_PRESENCE or sides[best] < SIDE_MIN:
             continue
+        best = _unoccluded_height(geo, profile, cell, on_tile, shift, total, lattice_edges)
+        if best is None:
+            continue                    # every candidate height would hide tile edges we can see
         if top_uniformity(colours, geo, profile, cell, best, on_tile, shift) < TOP_UNIFORM:
             continue                    # a disc's top is one colour: this is tile edges, not a stack
         others = np.delete(total[1:], best - 1)
@@ -282,6 +288,33 @@ def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
         sil = silhouette(geo, profile, cell, best, on_tile, tuple(shift)) * geo.scale
         cv2.fillPoly(reading.hidden, [np.round(sil).astype(np.int32)], 255)
     return reading
+
+
+def _unoccluded_height(geo, profile, cell, on_tile, shift, total, lattice_edges):
+    """The best-scoring height whose silhouette hides no tile edge the photo shows.
+
+    A stack hides what stands behind it: a straight lattice edge seen inside the silhouette of a
+    hypothetical stack (the far side of its own tile, a neighbour's edge) refutes that height."""
+    mids = (lattice_edges[:, :2] + lattice_edges[:, 2:]) / 2
+    lengths = np.hypot(*(lattice_edges[:, 2:] - lattice_edges[:, :2]).T)
+    centre = geo.project([cell], 0.0)[0] * geo.scale
+    near = np.linalg.norm(mids - centre, axis=1) < 3.0 * _pitch_px(geo, cell)
+    mids, lengths = mids[near], lengths[near]
+    for h in np.argsort(-total):
+        if h == 0 or not np.isfinite(total[h]) or total[h] < TOP_PRESENCE:
+            break
+        sil = (silhouette(geo, profile, cell, int(h), on_tile, tuple(shift)) * geo.scale).astype(np.float32)
+        rim_width = float(np.ptp(sil[:, 0]))
+        seen = sum(l for m, l in zip(mids, lengths)
+                   if cv2.pointPolygonTest(sil, (float(m[0]), float(m[1])), True) > OCCLUSION_MARGIN_PX)
+        if seen < OCCLUDED_EDGE_SHARE * rim_width:
+            return int(h)
+    return None
+
+
+def _pitch_px(geo, cell) -> float:
+    a, b = geo.cell_to_work([cell, (cell[0] + 1, cell[1])])
+    return float(np.linalg.norm(b - a))
 
 
 def top_uniformity(colours, geo, profile, cell, height, on_tile, shift) -> float:
