@@ -269,3 +269,15 @@ def test_a_click_on_a_sample_shows_its_answer(page, live_server, readable_sample
     assert "White" in page.inner_text("#score") and "Black" in page.inner_text("#score")
     assert page.locator("#overlay image").count() == 1
     assert page.inner_text("#answer").strip()
+
+
+def test_new_photo_from_a_result_page(page, live_server, stored, tmp_path):
+    """The header's "New photo" uploads straight from a result page (the next move at the table)."""
+    page.goto(f"{live_server}/a/{stored}")
+    page.wait_for_selector("body[data-ready='1']")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a photo\n")
+    page.set_input_files("#photo-input", str(notes))
+    page.wait_for_selector("#message:not([hidden])")
+    assert "not an image" in page.inner_text("#message")
+    assert page.url.endswith(f"/a/{stored}")

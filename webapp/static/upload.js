@@ -1,4 +1,5 @@
-// Start page: choose, drop or shoot a photo, shrink it in the browser, post it as a multipart JPEG.
+// Choose, drop or shoot a photo, shrink it in the browser, post it as a multipart JPEG.
+// On the start page (form, drop zone, camera, gallery) and as "New photo" on a result page.
 "use strict";
 (() => {
   const MAX_SIDE = 2000;          // longer side sent to the server, in pixels
@@ -11,6 +12,7 @@
   function showError(text) {
     message.textContent = text;
     message.hidden = false;
+    message.scrollIntoView({block: "nearest"});
     $("progress-box").hidden = true;
   }
 
@@ -48,7 +50,7 @@
     message.hidden = true;
     const data = new FormData();
     data.append("photo", blob, blob.name || "photo.jpg");
-    data.append("to_move", $("to-move").value);
+    data.append("to_move", $("to-move") ? $("to-move").value : "unknown");
     const xhr = new XMLHttpRequest();
     xhr.open("POST", "/api/analyze");
     xhr.responseType = "json";
@@ -82,6 +84,7 @@
   }
 
   input.addEventListener("change", () => handle(input.files[0]));
+  if (!form) return;      // a result page has only the "New photo" input
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     if (input.files[0]) handle(input.files[0]); else showError("Choose a photo first.");
