@@ -8,7 +8,8 @@ SCHEMAS = {
     "Error": {
         "type": "object", "required": ["error", "code"],
         "properties": {"error": {"type": "string", "description": "one line for the user"},
-                       "code": {"type": "string", "description": "stable machine-readable code"}},
+                       "code": {"type": "string", "description": "stable machine-readable code"},
+                       "id": {"type": "string"}, "link": {"type": "string", "format": "uri"}},
     },
     "Position": {
         "type": "object", "description": "exxit-position/1 (FORMATS.md)", "required": ["tiles"],
@@ -96,7 +97,10 @@ def document():
                     "200": _json("PhotoAnalysis", "stored; `link` is its permanent page"),
                     "400": _error("no photo, not an image, corrupt or truncated image"),
                     "413": _error("upload over 25 MB or too many pixels"),
-                    "422": _error("no EXXIT World found in the photo")}}},
+                    "422": _error("no EXXIT World found in the photo (code no_world), or the "
+                                  "photo reads as an impossible position (code "
+                                  "impossible_reading: the analysis is stored all the same and "
+                                  "`id` and `link` name the page where it can be corrected)")}}},
             "/api/rules/analyze": {"post": {
                 "summary": "Analyse a position (the page's corrections use this)",
                 "requestBody": {"required": True, "content": {"application/json": {
