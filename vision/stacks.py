@@ -30,6 +30,7 @@ SIDE_SAMPLES = 10
 TOP_UNIFORM = 0.7                # share of a top face's samples that must share one disc colour
 OCCLUSION_MARGIN_PX = 3.0        # an edge this far inside a silhouette would be hidden by the stack
 OCCLUDED_EDGE_SHARE = 0.5        # visible lattice edge length (share of the stack's width) refuting it
+SHORT_SIDE_PX = 6.0
 HEIGHT_PRIOR = 0.03               # taller stacks are rarer (RULES.md §14): a small cost per disc
 NORMAL_SEARCH_PX = (-1.5, -0.75, 0.0, 0.75, 1.5)      # coarse-to-fine search of a stack's offset from its cell centre
 CONFIDENT = 0.6
@@ -191,10 +192,13 @@ def score_heights(edges: EdgeMap, geo, profile, cell, on_tile, blocked=None, max
         sup = np.where(blocked[y, x] == 0, sup, np.nan)
     sup = sup.reshape(H, 2 * m + n)
     sides, front, back = (np.zeros(H) for _ in range(3))
+    side_len = np.linalg.norm(side_pts[0][:, -1] - side_pts[0][:, 0], axis=1) * m / max(m - 1, 1)
     for h in range(H):
         side = sup[h, :2 * m]
         side = side[~np.isnan(side)]
         sides[h] = float(np.mean(side)) if h and len(side) >= m else 0.0
+        if h and side_len[h] < SHORT_SIDE_PX:   # a wall a few pixels high shows no outline to test
+            sides[h] = max(sides[h], SIDE_MIN)
         rim_sup = sup[h, 2 * m:]
         front[h], back[h] = _robust_mean(rim_sup[near], 6), _robust_mean(rim_sup[~near], 6)
     return sides, front, back
