@@ -136,6 +136,7 @@ def result(analysis_id):
     if record is None:
         abort(404, description="No analysis with this link: it may have been made on another server.")
     record["analysis"], record["problem"] = referee.answer_or_problem(record["position"])
+    record["reading_position"] = referee.reading_position(record["reading"])
     return render_template("result.html", record=record,
                            photo_url=url_for("pages.photo", analysis_id=analysis_id))
 

@@ -182,9 +182,15 @@ def read_photo(photo, to_move=None):
     if not reading.tile_colours:
         raise InputError("No EXXIT World found in the photo: no tile was recognised.", "no_world", 422)
     reading_json = reading.to_json()
-    # a photo shows no reserves: the rules count them from the discs on the table
-    position = {k: v for k, v in reading_json.items()
-                if k not in ("image", "reserves", "warnings", "timing")}
+    position = reading_position(reading_json)
     if to_move is not None:
         position["to_move"] = to_move
     return reading_json, photo_overlay(reading, photo.width, photo.height), position
+
+
+def reading_position(reading_json):
+    """The position a reading describes (vision's JSON without its image block and notes).
+
+    A photo shows no reserves: the rules count them from the discs on the table.
+    """
+    return {k: v for k, v in reading_json.items() if k not in ("image", "reserves", "warnings", "timing")}

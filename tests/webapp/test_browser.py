@@ -200,6 +200,10 @@ def test_two_taps_fix_a_stack_and_a_tile(page, live_server, stored):
     assert page.locator("#diagram polygon.tile-white[data-cell='3,0']").count() == 1
     timings = page.evaluate("window.exxitTimings.corrections")
     assert len(timings) == 3
+    # back to the reading: the first answer again
+    page.click("#revert")
+    page.wait_for_selector("body[data-updates='4']")
+    assert "dance 0,0 W" in answer_text(page)
     screenshot(page, "correction")
 
 

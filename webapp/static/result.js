@@ -58,12 +58,6 @@
   const cloneModel = (model) => modelFromJSON(modelToJSON(model));
   const top = (stack) => stack.discs[stack.discs.length - 1];
 
-  const readingPosition = () => {
-    const obj = Object.assign({}, record.reading);
-    delete obj.image;
-    if (record.position.to_move) obj.to_move = record.position.to_move;
-    return obj;
-  };
 
   const NO_ANSWER = {forced_dances: {}, islands: {}};
   const state = {
@@ -673,7 +667,7 @@
       try {
         const response = await fetch(`/api/analyses/${record.id}/position`, {
           method: "PUT", headers: {"Content-Type": "application/json"},
-          body: JSON.stringify({position: modelToJSON(state.model), corrections: state.corrections}),
+          body: JSON.stringify({position: modelToJSON(state.model), corrections: state.corrections.slice(-1000)}),
         });
         $("save-state").textContent = response.ok ? "corrections saved" : "not saved: " + (await response.json()).error;
       } catch (err) {
@@ -748,7 +742,9 @@
   });
   $("revert").addEventListener("click", () => {
     state.history.push(cloneModel(state.model));
-    state.model = modelFromJSON(readingPosition());
+    const toMove = state.model.toMove;
+    state.model = modelFromJSON(record.reading_position);
+    state.model.toMove = toMove;
     state.corrections.push({kind: "revert", at: new Date().toISOString()});
     state.selected = null;
     update();
