@@ -31,6 +31,7 @@ TOP_UNIFORM = 0.7                # share of a top face's samples that must share
 OCCLUSION_MARGIN_PX = 3.0        # an edge this far inside a silhouette would be hidden by the stack
 OCCLUDED_EDGE_SHARE = 0.5        # visible lattice edge length (share of the stack's width) refuting it
 SHORT_SIDE_PX = 6.0
+HEIGHT_TIE = 0.15                # stack_score differences below this do not tell heights apart
 HEIGHT_PRIOR = 0.03               # taller stacks are rarer (RULES.md §14): a small cost per disc
 NORMAL_SEARCH_PX = (-1.5, -0.75, 0.0, 0.75, 1.5)      # coarse-to-fine search of a stack's offset from its cell centre
 CONFIDENT = 0.6
@@ -279,10 +280,15 @@ def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
             continue                    # every candidate height would hide tile edges we can see
         if top_uniformity(colours, geo, profile, cell, best, on_tile, shift) < TOP_UNIFORM:
             continue                    # a disc's top is one colour: this is tile edges, not a stack
+        # heights scoring nearly as well are indistinguishable (near-vertical views, where every
+        # rim falls on the same circle): keep the lowest, the likelier, and flag the doubt
+        close = [h for h in range(1, len(total)) if np.isfinite(total[h]) and total[h] >= total[best] - HEIGHT_TIE]
         others = np.delete(total[1:], best - 1)
         others = others[np.isfinite(others)]
         margin = total[best] - (others.max() if len(others) else 0.0)
         height_conf = float(np.clip(margin / 0.3, 0, 1))
+        if min(close) < best:
+            best, height_conf = min(close), min(height_conf, 0.5)
         presence_conf = float(np.clip(min(total[best] - TOP_PRESENCE, sides[best] - SIDE_MIN) / 0.3, 0, 1))
         st = _read_colours(colours, geo, profile, cell, best, on_tile, tuple(shift))
         st.height_confidence = round(height_conf, 3)
