@@ -75,6 +75,8 @@ def main(argv=None):
         hosts.append(args.host)
     for host in hosts:
         print(f"Exxit Referee: {scheme}://{host}:{args.port}/", flush=True)
+    if args.host == "127.0.0.1":
+        print("For phones on this network: --host 0.0.0.0 --https (the camera needs HTTPS).", flush=True)
     try:
         if args.https:
             print("The certificate is self-signed: accept the browser's warning once.", flush=True)
