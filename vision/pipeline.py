@@ -38,8 +38,13 @@ def analyze_photo(source, profile=None) -> PhotoReading:
     lap("geometry_s")
     cells = candidate_cells(colours, geo)
     edges = EdgeMap(colours)
-    outline = outline_support(edges, geo, cells)
-    first = read_tiles(colours, geo, cells, outline)
+    for attempt in range(3):        # grow the candidates until the World's outline is inside them
+        outline = outline_support(edges, geo, cells)
+        first = read_tiles(colours, geo, cells, outline)
+        wanted = set(first.tiles) | ring(first.tiles) | ring(ring(first.tiles))
+        if wanted <= set(cells) or attempt == 2:
+            break
+        cells = sorted(set(cells) | wanted)
     stack_cells = set(first.tiles) | ring(first.tiles)
     stacks = read_stacks(colours, geo, profile, sorted(stack_cells), first.tiles, edges)
     tiles = read_tiles(colours, geo, cells, outline, hidden=stacks.hidden, previous=first)
