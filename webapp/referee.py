@@ -126,8 +126,10 @@ def _profile():
 
 
 def _read(bgr):
+    """Vision's reading of a photo: (reading JSON, the reading itself); vision's errors as 4xx."""
     try:
-        return vision.analyze_photo(bgr, profile=_profile())
+        reading = vision.analyze_photo(bgr, profile=_profile())
+        return reading.to_json(), reading
     except vision.NoWorldFoundError as exc:
         raise InputError(str(exc), "no_world", 422)
     except vision.UnreadableImageError as exc:
@@ -178,10 +180,9 @@ def photo_overlay(reading, width, height):
 def read_photo(photo, to_move=None):
     """Photo -> (reading JSON, overlay, position JSON); at most CONCURRENT_ANALYSES at once."""
     with current_app.extensions["analysis_slots"]:
-        reading = _read(photo.bgr)
-    if not reading.tile_colours:
+        reading_json, reading = _read(photo.bgr)
+    if not reading_json["tiles"]:
         raise InputError("No EXXIT World found in the photo: no tile was recognised.", "no_world", 422)
-    reading_json = reading.to_json()
     position = reading_position(reading_json)
     if to_move is not None:
         position["to_move"] = to_move

@@ -22,9 +22,10 @@ def test_every_sample_gets_an_answer_or_a_page_to_correct_it(client, path):
         assert body["analysis"] == referee.answer(body["position"])
         assert "legal_moves" in body["analysis"]
     else:
-        # vision read something impossible, or no World: a 422 with a message, never a 500
+        # vision read something impossible, no World, or could not cope: a 422 with a message
         assert response.status_code == 422, body
-        assert body["code"] in {"impossible_reading", "no_world"}
+        assert body["code"] in {"impossible_reading", "no_world", "unreadable_photo", "vision_failed"}
+        assert body["error"]
     if "link" in body:
         page = client.get(body["link"])
         assert page.status_code == 200
