@@ -323,6 +323,11 @@
       el("polygon", {points: pts, class: cls, "data-cell": k}, tilesLayer);
       if (tile && tile.colour === "black") el("polygon", {points: pts, fill: "url(#hatch)", class: "hatch"}, tilesLayer);
       if (options.confidence && doubtfulCell(k, model)) markDoubt(tilesLayer, hex, geo.centre(q, r), HEX);
+      if (options.edit && (tile || model.stacks.has(k))) {   // the cell names the notation uses
+        const [x, y] = geo.centre(q, r);
+        el("text", {x, y: y + 0.78 * HEX, "font-size": 0.27 * HEX, "text-anchor": "middle",
+          class: `cell-name name-${tile ? tile.colour : "none"}`}, tilesLayer, k);
+      }
     }
     drawIslands(el("g", {class: "islands"}, svg), geo, analysis, model.stacks);
     const stacksLayer = el("g", {class: "stacks"}, svg);
