@@ -12,6 +12,8 @@ from .hexgrid import cells_to_plane, components, hexagon, neighbours, plane_to_c
 
 LABEL_NAMES = {TABLE: None, WHITE: "white", BLACK: "black"}
 CONFIDENT = 0.75
+OUTLINE_RANK = 1
+FLOOR_PCT = 50
 EDGE_WEAK = 0.06                 # hexagon-outline support (2nd weakest side) a coloured tile needs
 EDGE_STRONG = 0.12               # ... that makes a tile even of a table-coloured cell (both are
                                  # raised with the photo's own floor, the median over all cells)
@@ -154,8 +156,12 @@ def read_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndar
         usable &= hidden[py, px] == 0
     usable = usable.reshape(len(cells), -1)
     lab_pts = lab_pts.reshape(len(cells), k_samples, 3)
-    second_weakest = np.sort(outline, axis=1)[:, 1]
-    floor = float(np.median(second_weakest))      # most candidate cells are bare table
+    # a tile shows all six sides, a bare cell beside the World those it shares with tiles: the
+    # second weakest side decides
+    second_weakest = np.sort(outline, axis=1)[:, OUTLINE_RANK]
+    # the table's own edge level (cloth texture, wood grain): over the table-coloured cells
+    table_cells = second_weakest[(classes == 0).mean(axis=1) >= 0.9]
+    floor = float(np.percentile(table_cells if len(table_cells) >= 5 else second_weakest, FLOOR_PCT))
     edge_weak, edge_strong = max(EDGE_WEAK, 1.5 * floor), max(EDGE_STRONG, 2.5 * floor)
     is_tile, conf, votes_all, medians, visible, by_colour = [], [], [], [], [], []
     for i, cell in enumerate(cells):
