@@ -73,10 +73,6 @@ def test_photo_of_unknown_analysis(client):
     assert client.get("/a/doesnotexist/photo.jpg").status_code == 404
 
 
-def test_served_app_is_never_in_debug_mode(app):
-    assert not app.debug
-
-
 def test_start_page_lists_recent_analyses_with_their_answer(client, stored):
     page = client.get("/").get_data(as_text=True)
     assert f'href="/a/{stored}"' in page

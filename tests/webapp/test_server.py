@@ -12,7 +12,7 @@ import urllib.request
 from cryptography import x509
 
 from conftest import REPO
-from webapp.__main__ import https_server, parse_args
+from webapp.__main__ import https_server, main, parse_args
 from webapp.tls import self_signed_certificate
 
 
@@ -100,3 +100,13 @@ def test_an_unknown_set_profile_is_a_one_line_error(tmp_path):
                             text=True, timeout=60)
     assert result.returncode != 0
     assert "no-such-set" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_served_app_is_never_in_debug_mode(monkeypatch):
+    import waitress
+
+    served = {}
+    monkeypatch.setattr(waitress, "serve", lambda app, **options: served.update(app=app, **options))
+    main(["--port", "5099"])
+    assert served["app"].debug is False and not served["app"].testing
+    assert (served["host"], served["port"]) == ("127.0.0.1", 5099)
