@@ -16,7 +16,6 @@ Starts the real server (`python -m webapp`, waitress) on a free port of 127.0.0.
 import argparse
 import io
 import json
-import os
 import socket
 import statistics
 import subprocess

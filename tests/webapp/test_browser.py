@@ -4,9 +4,7 @@ at a phone-sized and a desktop-sized viewport.
 Set EXXIT_SCREENSHOTS=DIR to keep the screenshots (docs/screenshots/ holds a few for the README).
 """
 
-import io
 import os
-import shutil
 import threading
 from pathlib import Path
 

@@ -6,7 +6,7 @@ import re
 
 from PIL import Image
 
-from conftest import drawn_photo, jpeg_bytes
+from conftest import drawn_photo
 
 
 def test_start_page_offers_upload_camera_and_samples(client, tmp_path, app):
