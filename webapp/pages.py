@@ -25,23 +25,27 @@ def _sample_dir():
     return Path(current_app.config["SAMPLE_DIR"])
 
 
+def _sample_entry(jpg):
+    """A gallery entry: name, a caption from the truth file's meta, and whether its true position
+    has a forced dance (a newcomer sees one first)."""
+    entry = {"name": jpg.stem, "caption": jpg.stem.replace("_", " "), "dance": False}
+    try:
+        truth = json.loads(jpg.with_suffix(".json").read_text())
+        meta = truth.get("meta", {})
+        tilt = meta.get("tilt_deg")
+        parts = [meta.get("edition"), meta.get("phase"),
+                 None if tilt is None else f"camera tilt {float(tilt):.0f}°"]
+        entry["caption"] = " · ".join(str(p) for p in parts if p) or entry["caption"]
+        entry["dance"] = referee.has_forced_dance(truth["position"])
+    except (OSError, ValueError, AttributeError, TypeError, KeyError):
+        pass   # a photo without (valid) truth is still a sample
+    return entry
+
+
 def list_samples():
-    """The sample photos: name, a short caption from the truth file's meta, if any."""
-    samples = []
-    for jpg in sorted(_sample_dir().glob("*.jpg")):
-        caption = jpg.stem.replace("_", " ")
-        truth = jpg.with_suffix(".json")
-        if truth.exists():
-            try:
-                meta = json.loads(truth.read_text()).get("meta", {})
-                tilt = meta.get("tilt_deg")
-                parts = [meta.get("edition"), meta.get("phase"),
-                         None if tilt is None else f"camera tilt {float(tilt):.0f}°"]
-                caption = " · ".join(str(p) for p in parts if p) or caption
-            except (OSError, ValueError, AttributeError, TypeError):
-                pass
-        samples.append({"name": jpg.stem, "caption": caption})
-    return samples
+    """The sample photos, those with a forced dance first."""
+    samples = [_sample_entry(jpg) for jpg in sorted(_sample_dir().glob("*.jpg"))]
+    return sorted(samples, key=lambda entry: not entry["dance"])
 
 
 def _sample_path(name):

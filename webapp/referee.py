@@ -112,6 +112,15 @@ def answer(position_json):
     return result
 
 
+def has_forced_dance(position_json):
+    """Whether either side has a forced dance in a position (False if it cannot occur)."""
+    try:
+        pos = rules.position_from_json(position_json)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return False
+    return any(rules.forced_dances(pos, colour) for colour in COLOURS)
+
+
 def answer_or_problem(position_json):
     """(answer, None), or (None, message) when the position cannot occur (a misread photo)."""
     try:

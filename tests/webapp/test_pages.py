@@ -6,7 +6,7 @@ import re
 
 from PIL import Image
 
-from conftest import drawn_photo
+from conftest import EXAMPLE_TILES, drawn_photo, example_position
 
 
 def test_start_page_offers_upload_camera_and_samples(client, tmp_path, app):
@@ -77,3 +77,16 @@ def test_start_page_lists_recent_analyses_with_their_answer(client, stored):
     page = client.get("/").get_data(as_text=True)
     assert f'href="/a/{stored}"' in page
     assert "dance 0,0 W, dance 0,1 NW; White 9 · Black 4" in page
+
+
+def test_gallery_shows_samples_with_a_forced_dance_first(client, tmp_path, app):
+    image, _ = drawn_photo(EXAMPLE_TILES)
+    for name, position in [("a_quiet", {"tiles": [{"q": 0, "r": 0, "colour": "white"}]}),
+                           ("b_dance", example_position())]:
+        image.save(tmp_path / f"{name}.jpg")
+        (tmp_path / f"{name}.json").write_text(json.dumps(
+            {"position": position, "meta": {"edition": "silver-red", "phase": "midgame", "tilt_deg": 31.6}}))
+    app.config["SAMPLE_DIR"] = str(tmp_path)
+    page = client.get("/").get_data(as_text=True)
+    assert page.index('action="/samples/b_dance"') < page.index('action="/samples/a_quiet"')
+    assert "silver-red · midgame · camera tilt 32° · <b>a dance is forced</b>" in page
