@@ -171,6 +171,7 @@ def main():
         server.wait(timeout=30)
 
     statuses = [status for status, _, _ in results]
+    codes = [body.get("code", "ok") for _, body, _ in results]
     same = sum(answer_key(s, b) == sequential[p] for p, (s, b, _) in zip(batch, results))
     errors = sum(status >= 500 or status in (400, 413) for status in statuses)
     print("machine: 2 cores, 24 GiB; server: python -m webapp (waitress, 8 threads, 2 photos read at once)")
@@ -178,7 +179,8 @@ def main():
     print(f"POST /api/analyze round trip (1600x1200):     {summary(api_times)}")
     print(f"{CONCURRENT} concurrent uploads of {len(set(batch))} sample photos: wall {wall:.1f} s, "
           f"per request {summary([t for _, _, t in results], 's', 1)}")
-    print(f"  statuses {dict((s, statuses.count(s)) for s in sorted(set(statuses)))}, "
+    print(f"  statuses {dict((s, statuses.count(s)) for s in sorted(set(statuses)))} "
+          f"({', '.join(f'{c} {codes.count(c)}' for c in sorted(set(codes)))}), "
           f"server errors {errors}, answers equal to one-at-a-time uploads: {same}/{CONCURRENT}")
     print(f"  server peak RSS: {rss_before:.0f} MB before the burst, {rss_peak:.0f} MB after")
     print(f"correction to updated answer (browser): {summary(correction_times)}")
