@@ -12,6 +12,7 @@ from flask import current_app
 from .errors import InputError
 
 COLOURS = ("white", "black")
+MAX_ITEMS = 100   # tiles or stacks in a position sent to us
 OVERLAY_RING = 3  # cells this far from the World get pixel centres: room to correct and to outline
 
 
@@ -19,6 +20,10 @@ def parse_position(obj):
     """Position JSON -> rules.Position, or InputError 422 naming what is wrong."""
     if not isinstance(obj, dict):
         raise InputError("A position must be a JSON object (exxit-position/1).", "bad_position", 422)
+    for field in ("tiles", "stacks"):   # a set has 39 tiles: refuse huge lists before parsing them
+        if isinstance(obj.get(field), list) and len(obj[field]) > MAX_ITEMS:
+            raise InputError(f"Invalid position: {len(obj[field])} {field} (a set has 39 tiles).",
+                             "bad_position", 422)
     try:
         return rules.position_from_json(obj)
     except (ValueError, TypeError, KeyError, AttributeError) as exc:

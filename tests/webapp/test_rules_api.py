@@ -82,6 +82,7 @@ def test_side_to_move_adds_legal_moves(client):
     ({"tiles": [{"q": 0, "r": 0, "colour": "white"}],
       "stacks": [{"q": 0, "r": 0, "discs": ["white", None]}]}, "bad_position"),
     ({"tiles": [{"q": 0, "r": 0, "colour": "white"}], "to_move": "green"}, "bad_position"),
+    ({"tiles": [{"q": q, "r": 0, "colour": "white"} for q in range(100_000)]}, "bad_position"),
 ])
 def test_malformed_positions_get_a_422_with_a_message(client, body, code):
     response = client.post("/api/rules/analyze", json=body)
