@@ -251,6 +251,9 @@
     const owner = top(stack);
     const [x, y] = at;
     const group = el("g", {class: `stack owner-${owner || "unknown"}`, "data-cell": k}, layer);
+    const order = stack.discs.map((d) => (d ? LETTER[d] : "?")).join("");
+    el("title", {}, group, `${k}: stack of ${stack.discs.length}, bottom→top ${order}` +
+      (typeof stack.confidence === "number" ? `, read with confidence ${stack.confidence.toFixed(2)}` : ""));
     el("circle", {cx: x, cy: y, r: 0.5 * s, class: owner ? `disc-${owner}` : "disc-unknown"}, group);
     el("text", {x, y, "font-size": 0.42 * s, "text-anchor": "middle", "dominant-baseline": "central",
       class: `label-${owner || "unknown"}`}, group, `${owner ? LETTER[owner] : "?"}${stack.discs.length}`);
@@ -320,7 +323,10 @@
       const hex = hexPoints(geo, q, r);
       const pts = points(hex);
       const cls = tile ? `tile tile-${tile.colour}` : "cell-empty";
-      el("polygon", {points: pts, class: cls, "data-cell": k}, tilesLayer);
+      const cell = el("polygon", {points: pts, class: cls, "data-cell": k}, tilesLayer);
+      el("title", {}, cell, tile ? `${k}: ${NAME[tile.colour]} tile` +
+        (typeof tile.confidence === "number" ? `, read with confidence ${tile.confidence.toFixed(2)}` : "") :
+        `${k}: no tile`);
       if (tile && tile.colour === "black") el("polygon", {points: pts, fill: "url(#hatch)", class: "hatch"}, tilesLayer);
       if (options.confidence && doubtfulCell(k, model)) markDoubt(tilesLayer, hex, geo.centre(q, r), HEX);
       if (options.edit && (tile || model.stacks.has(k))) {   // the cell names the notation uses
