@@ -283,3 +283,15 @@ def test_new_photo_from_a_result_page(page, live_server, stored, tmp_path):
     page.wait_for_selector("#message:not([hidden])")
     assert "not an image" in page.inner_text("#message")
     assert page.url.endswith(f"/a/{stored}")
+
+
+def test_a_dropped_file_is_uploaded(page, live_server):
+    page.goto(live_server + "/")
+    page.evaluate("""() => {
+        const data = new DataTransfer();
+        data.items.add(new File(["not a photo"], "notes.txt", {type: "text/plain"}));
+        document.getElementById("dropzone").dispatchEvent(
+            new DragEvent("drop", {dataTransfer: data, bubbles: true, cancelable: true}));
+    }""")
+    page.wait_for_selector("#message:not([hidden])")
+    assert "not an image" in page.inner_text("#message")
