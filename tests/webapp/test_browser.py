@@ -295,3 +295,18 @@ def test_a_dropped_file_is_uploaded(page, live_server):
     }""")
     page.wait_for_selector("#message:not([hidden])")
     assert "not an image" in page.inner_text("#message")
+
+
+def test_keyboard_corrections(page, live_server, stored):
+    page.goto(f"{live_server}/a/{stored}")
+    page.wait_for_selector("body[data-ready='1']")
+    page.locator("#diagram .stack[data-cell='0,0']").click()
+    page.keyboard.press("Delete")
+    page.wait_for_selector("body[data-updates='1']")
+    assert page.locator("#diagram .stack[data-cell='0,0']").count() == 0
+    page.keyboard.press("Control+z")
+    page.wait_for_selector("body[data-updates='2']")
+    assert page.locator("#diagram .stack[data-cell='0,0']").count() == 1
+    page.keyboard.press("+")
+    page.wait_for_selector("body[data-updates='3']")
+    assert "stack of 3" in page.inner_text("#editor")

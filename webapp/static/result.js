@@ -602,6 +602,11 @@
     });
   }
 
+  // A height misread is fixed below the top disc, which is the one a photo shows best.
+  const lowerStack = () => editStack((discs) => discs.splice(Math.max(0, discs.length - 2), 1));
+  const higherStack = () => editStack((discs) => discs.splice(discs.length - 1, 0, null));
+  const removeStack = () => editStack((discs) => discs.splice(0));
+
   function button(parent, label, onClick, attrs) {
     const b = html("button", Object.assign({type: "button", class: "button"}, attrs || {}), parent, label);
     b.addEventListener("click", onClick);
@@ -641,14 +646,9 @@
       }), {class: `button chip-button disc-${disc || "unknown"}`, "data-disc": i});
     }
     columns.appendChild(stackRow);
-    button(stackRow, "Height −1", () => editStack((discs) => {
-      if (discs.length > 1) discs.splice(discs.length - 2, 1); else discs.pop();
-    }), {"data-action": "lower"});
-    const higher = button(stackRow, "Height +1", () => editStack((discs) => {
-      discs.splice(discs.length - 1, 0, null);
-    }), {"data-action": "higher"});
-    higher.disabled = stack.discs.length >= MAX_HEIGHT;
-    button(stackRow, "Remove stack", () => editStack((discs) => discs.splice(0)), {"data-action": "remove"});
+    button(stackRow, "Height −1", lowerStack, {"data-action": "lower"});
+    button(stackRow, "Height +1", higherStack, {"data-action": "higher"}).disabled = stack.discs.length >= MAX_HEIGHT;
+    button(stackRow, "Remove stack", removeStack, {"data-action": "remove"});
   }
 
   function select(k) {
@@ -759,6 +759,24 @@
     state.corrections.push({kind: "revert", at: new Date().toISOString()});
     state.selected = null;
     update();
+  });
+  // Keyboard on a desktop: W / B / N set the selected cell's tile, + and − its stack's height,
+  // Delete removes the stack, Escape deselects, Ctrl+Z undoes.
+  document.addEventListener("keydown", (event) => {
+    if (event.target.closest("input, select, textarea")) return;
+    if ((event.ctrlKey || event.metaKey) && event.key === "z") { $("undo").click(); event.preventDefault(); return; }
+    if (!state.selected || event.ctrlKey || event.metaKey || event.altKey) return;
+    const stack = state.model.stacks.get(state.selected);
+    const actions = {
+      w: () => setTile("white"), b: () => setTile("black"), n: () => setTile(null),
+      "+": () => stack && stack.discs.length < MAX_HEIGHT && higherStack(),
+      "=": () => stack && stack.discs.length < MAX_HEIGHT && higherStack(),
+      "-": () => stack && lowerStack(),
+      Delete: () => stack && removeStack(),
+      Escape: () => { state.selected = null; renderEditor(); drawAll(); },
+    };
+    const action = actions[event.key.length === 1 ? event.key.toLowerCase() : event.key];
+    if (action) { action(); event.preventDefault(); }
   });
   $("copy-link").addEventListener("click", () => {
     if (navigator.clipboard) navigator.clipboard.writeText($("permalink").href);
