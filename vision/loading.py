@@ -16,6 +16,7 @@ MAX_PIXELS = 50_000_000          # beyond this we refuse (decompression bombs, a
 MAX_BYTES = 60 * 1024 * 1024
 MIN_SIDE = 64
 WORK_LONG_SIDE = 1000            # the working resolution for the global stages
+DETAIL_LONG_SIDE = 1400          # ... when the World fills only a small part of the photo
 
 
 @dataclass
@@ -25,6 +26,17 @@ class LoadedImage:
     size: tuple                  # (width, height) of the full image, EXIF orientation applied
     _full: np.ndarray | None = None
     _data: bytes | None = None
+
+    def with_work_side(self, long_side: int) -> "LoadedImage":
+        """The same photo with a larger working image (for a World that fills little of it)."""
+        w, h = self.size
+        scale = min(1.0, long_side / max(w, h))
+        if scale <= self.scale:
+            return self
+        full = self.full
+        work = full if scale == 1.0 else cv2.resize(full, (round(w * scale), round(h * scale)),
+                                                    interpolation=cv2.INTER_AREA)
+        return LoadedImage(work=work, scale=work.shape[1] / w, size=self.size, _full=full, _data=self._data)
 
     @property
     def full(self) -> np.ndarray:

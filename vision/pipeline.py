@@ -9,7 +9,7 @@ import numpy as np
 from .colours import find_colours
 from .geometry import find_world
 from .hexgrid import cells_to_plane, components, ring
-from .loading import load_image
+from .loading import DETAIL_LONG_SIDE, load_image
 from .profile import load_profile
 from .reading import PhotoReading
 from .sanity import sanity_warnings
@@ -32,6 +32,9 @@ def analyze_photo(source, profile=None) -> PhotoReading:
     image = load_image(source)
     lap("load_s")
     colours = find_colours(image.work, profile)
+    if _world_is_small(colours):
+        image = image.with_work_side(DETAIL_LONG_SIDE)
+        colours = find_colours(image.work, profile)
     lap("colours_s")
     gray = cv2.cvtColor(image.work, cv2.COLOR_BGR2GRAY)
     geo = find_world(gray, colours, profile, image.size, image.scale)
@@ -68,6 +71,20 @@ def analyze_photo(source, profile=None) -> PhotoReading:
     timing["total_s"] = time.perf_counter() - t0
     return PhotoReading(tiles=tiles, stacks=stacks, geometry=geo, colours=colours, profile=profile,
                         image_size=image.size, origin=origin, warnings=warnings, timing=timing)
+
+
+SMALL_WORLD = 0.3
+
+
+def _world_is_small(colours) -> bool:
+    """Whether the likely World spans under 40% of the photo (tiles then are only a few
+    dozen working pixels wide: too few for straight edges and stack outlines)."""
+    mask = colours.world_mask
+    ys, xs = np.nonzero(mask[::2, ::2])
+    if not len(xs):
+        return False
+    span = max(np.ptp(xs), np.ptp(ys)) * 2
+    return span < SMALL_WORLD * max(mask.shape)
 
 
 def _world_cells(tiles: dict):
