@@ -33,3 +33,13 @@ def analyse_upload(source, data, to_move):
                          f"open {link} to correct the reading.", "impossible_reading", 422,
                          id=analysis_id, link=link)
     return {"id": analysis_id, "link": link, "position": position, "analysis": analysis}
+
+
+def stored_analysis(analysis_id):
+    """A stored analysis with its current answer (``analysis`` or ``problem``) and the position its
+    reading describes; None if there is no such analysis."""
+    record = db.load_analysis(analysis_id)
+    if record is not None:
+        record["analysis"], record["problem"] = referee.answer_or_problem(record["position"])
+        record["reading_position"] = referee.reading_position(record["reading"])
+    return record

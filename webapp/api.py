@@ -3,7 +3,7 @@
 from flask import Blueprint, jsonify, request, url_for
 
 from . import db, openapi, referee
-from .analyses import analyse_upload, side_to_move
+from .analyses import analyse_upload, side_to_move, stored_analysis
 from .errors import InputError
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -35,10 +35,9 @@ def analyze_position():
 
 @bp.get("/analyses/<analysis_id>")
 def get_analysis(analysis_id):
-    record = db.load_analysis(analysis_id)
+    record = stored_analysis(analysis_id)
     if record is None:
         raise InputError("No analysis with this id.", "not_found", 404)
-    record["analysis"], record["problem"] = referee.answer_or_problem(record["position"])
     record["photo"] = url_for("pages.photo", analysis_id=analysis_id)
     record["link"] = url_for("pages.result", analysis_id=analysis_id, _external=True)
     return jsonify(record)

@@ -11,7 +11,7 @@ from flask import (Blueprint, abort, current_app, redirect, render_template, req
 from PIL import Image
 
 from . import db, referee
-from .analyses import analyse_upload, side_to_move
+from .analyses import analyse_upload, side_to_move, stored_analysis
 from .errors import InputError
 
 bp = Blueprint("pages", __name__)
@@ -136,11 +136,9 @@ def sample_thumb(name):
 
 @bp.get("/a/<analysis_id>")
 def result(analysis_id):
-    record = db.load_analysis(analysis_id)
+    record = stored_analysis(analysis_id)
     if record is None:
         abort(404, description="No analysis with this link: it may have been made on another server.")
-    record["analysis"], record["problem"] = referee.answer_or_problem(record["position"])
-    record["reading_position"] = referee.reading_position(record["reading"])
     return render_template("result.html", record=record,
                            photo_url=url_for("pages.photo", analysis_id=analysis_id))
 

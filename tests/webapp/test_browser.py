@@ -205,17 +205,22 @@ def test_two_taps_fix_a_stack_and_a_tile(page, live_server, stored):
     screenshot(page, "correction")
 
 
+def upload_a_text_file(page, tmp_path):
+    """Choose a text file as the photo: the page says it is not an image."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a photo\n")
+    page.set_input_files("#photo-input", str(notes))
+    page.wait_for_selector("#message:not([hidden])")
+    assert "not an image" in page.inner_text("#message")
+
+
 def test_start_page_upload_of_a_non_image_shows_the_error(page, live_server, tmp_path):
     page.goto(live_server + "/")
     if os.environ.get("EXXIT_SCREENSHOTS"):   # the whole gallery, not only what a phone shows first
         page.evaluate("document.querySelectorAll('img').forEach((img) => { img.loading = 'eager'; })")
         page.wait_for_function("[...document.images].every((img) => img.complete)")
         screenshot(page, "start")
-    notes = tmp_path / "notes.txt"
-    notes.write_text("not a photo\n")
-    page.set_input_files("#photo-input", str(notes))
-    page.wait_for_selector("#message:not([hidden])")
-    assert "not an image" in page.inner_text("#message")
+    upload_a_text_file(page, tmp_path)
 
 
 def test_camera_still_is_uploaded(page, live_server):
@@ -277,11 +282,7 @@ def test_new_photo_from_a_result_page(page, live_server, stored, tmp_path):
     """The header's "New photo" uploads straight from a result page (the next move at the table)."""
     page.goto(f"{live_server}/a/{stored}")
     page.wait_for_selector("body[data-ready='1']")
-    notes = tmp_path / "notes.txt"
-    notes.write_text("not a photo\n")
-    page.set_input_files("#photo-input", str(notes))
-    page.wait_for_selector("#message:not([hidden])")
-    assert "not an image" in page.inner_text("#message")
+    upload_a_text_file(page, tmp_path)
     assert page.url.endswith(f"/a/{stored}")
 
 

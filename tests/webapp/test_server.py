@@ -34,6 +34,16 @@ def wait_for(url, context=None, timeout=30):
             time.sleep(0.2)
 
 
+def failed_start(folder, *args):
+    """Run `python -m webapp ARGS`, which must fail with a one-line message; return its stderr."""
+    result = subprocess.run([sys.executable, "-m", "webapp", *args], cwd=folder,
+                            env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    return result.stderr
+
+
 def test_defaults_bind_localhost_5000():
     args = parse_args([])
     assert (args.host, args.port, args.https) == ("127.0.0.1", 5000, False)
@@ -62,11 +72,8 @@ def test_a_busy_port_is_a_one_line_error(tmp_path):
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        result = subprocess.run([sys.executable, "-m", "webapp", "--port", str(port)], cwd=tmp_path,
-                                env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True,
-                                text=True, timeout=60)
-    assert result.returncode != 0
-    assert "cannot serve on" in result.stderr and "Traceback" not in result.stderr
+        stderr = failed_start(tmp_path, "--port", str(port))
+    assert "cannot serve on" in stderr
 
 
 def test_certificate_names_the_hosts_and_is_reused(tmp_path):
@@ -95,11 +102,7 @@ def test_https_server_answers_over_tls(app):
 
 
 def test_an_unknown_set_profile_is_a_one_line_error(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "webapp", "--profile", "no-such-set"], cwd=tmp_path,
-                            env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True,
-                            text=True, timeout=60)
-    assert result.returncode != 0
-    assert "no-such-set" in result.stderr and "Traceback" not in result.stderr
+    assert "no-such-set" in failed_start(tmp_path, "--profile", "no-such-set")
 
 
 def test_the_served_app_is_never_in_debug_mode(monkeypatch):
