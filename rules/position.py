@@ -68,8 +68,8 @@ class Position:
     touches a tile, no colour has more than 8 known discs, tiles on the table plus the supply make
     ``total_tiles`` (at most 39).  Discs of unknown colour count towards neither colour: the
     8-per-colour check and the default reserves (8 minus that colour's known discs on the table)
-    use the known discs only; the table holds at most 16 discs, and at most 16 with the reserves
-    when the reserves are given.
+    use the known discs only, so a position read with unknown discs round-trips through its JSON
+    with the reserves it was given; the table holds at most 16 discs.
 
     >>> Position({(0, 0): "white"}, {(0, 0): ("black", "white")}, to_move="black").reserves["white"]
     7
@@ -126,8 +126,6 @@ class Position:
             reserve_map[colour] = given
         if all_discs > 2 * DISCS_PER_COLOUR:
             raise PositionError(f"{all_discs} discs on the table (a set has {2 * DISCS_PER_COLOUR})")
-        if reserves is not None and all_discs + reserve_map[WHITE] + reserve_map[BLACK] > 2 * DISCS_PER_COLOUR:
-            raise PositionError(f"{all_discs} discs on the table plus the reserves exceed {2 * DISCS_PER_COLOUR}")
         if reserves is not None and set(reserves) - set(COLOURS):
             raise PositionError(f"reserves: unknown colour in {sorted(map(str, reserves))}")
         placed = len(tile_codes)

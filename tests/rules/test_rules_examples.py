@@ -274,3 +274,11 @@ def test_taller_target_prevents_the_dance_and_equal_height_allows_it():
     base = [(q, 0) for q in range(4)]
     assert forced_dances(make(base, {(0, 0): "WW", (1, 0): "BBB"}), "white") == []
     assert dance_keys(forced_dances(make(base, {(0, 0): "WW", (1, 0): "BB"}), "white")) == {((0, 0), "E")}
+
+
+def test_a_position_with_unread_discs_round_trips_through_its_json():
+    pos = rules.position_from_json({
+        "tiles": [{"q": 0, "r": 0, "colour": "white"}, {"q": 1, "r": 0, "colour": "black"}],
+        "stacks": [{"q": 0, "r": 0, "discs": [None, None, "white"]}, {"q": 1, "r": 0, "discs": ["black"]}],
+    })
+    assert rules.position_from_json(rules.position_to_json(pos)) == pos
