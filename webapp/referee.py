@@ -30,14 +30,10 @@ def parse_position(obj):
         raise InputError(f"Invalid position: {exc}", "bad_position", 422)
 
 
-def _with_side(position_json, colour):
-    return rules.position_from_json(dict(position_json, to_move=colour))
-
-
-def _preview(position_json, move, colour):
+def _preview(pos, move, colour):
     """The position after ``move`` with its score and the opponent's forced reply, if computable."""
     try:
-        after = rules.apply_move(_with_side(position_json, colour), move)
+        after = rules.apply_move(pos.with_to_move(colour), move)
     except (rules.IllegalMoveError, rules.PositionError) as exc:
         return {"unknown": str(exc)}
     replies = [] if after.is_game_over() else rules.forced_dances(after, after.to_move)
@@ -51,43 +47,21 @@ def _preview(position_json, move, colour):
     }
 
 
-def _build_moves(position_json, colour):
+def _build_moves(pos, colour):
     """The moves ``colour`` may make when it has no forced dance (enlarge, place, pass)."""
     moves = []
-    for move in rules.legal_moves(_with_side(position_json, colour)):
+    for move in rules.legal_moves(pos.with_to_move(colour)):
         obj = rules.move_to_json(move)
         obj["text"] = move.text
         moves.append(obj)
     return moves
 
 
-def _other_dance_count(pos, colour, forced):
-    """How many non-perimeter dances of ``colour`` the perimeter priority (RULES.md 7.4) set aside.
-
-    A perimeter dance exists only while its landing cell is empty (7.1.3) and no other dance looks
-    at off-World cells: with every landing cell blocked by a one-disc stack, the forced dances left
-    are exactly the non-perimeter ones.  ``None`` when no disc is left to block with.
-    """
-    blocked = rules.position_to_json(pos)
-    blocked.pop("reserves", None)
-    dances = forced
-    try:
-        while dances and dances[0].perimeter:
-            for q, r in {dance.drops[-1] for dance in dances}:
-                reserves = rules.position_from_json(blocked).reserves
-                disc = max(COLOURS, key=lambda c: reserves[c])
-                blocked["stacks"].append({"q": q, "r": r, "discs": [disc]})
-            dances = rules.forced_dances(rules.position_from_json(blocked), colour)
-    except rules.PositionError:   # no disc left to block with
-        return None
-    return len(dances)
-
-
 def _priority_note(pos, colour, forced):
-    """One line when the perimeter priority removed some of ``colour``'s dances, else None."""
+    """One line when the perimeter priority (RULES.md 7.4) removed some of ``colour``'s dances."""
     if not forced or not forced[0].perimeter:
         return None
-    dropped = _other_dance_count(pos, colour, forced)
+    dropped = len(rules.all_dances(pos, colour)) - len(forced)
     if not dropped:
         return None
     return (f"Perimeter priority: a dance that drops discs off the World must come first, "
@@ -110,9 +84,9 @@ def answer(position_json):
         forced = rules.forced_dances(pos, colour)
         for dance_json, dance in zip(result["forced_dances"][colour], forced):
             dance_json["text"] = dance.text
-            dance_json["after"] = _preview(position_json, dance, colour)
+            dance_json["after"] = _preview(pos, dance, colour)
         result["priority"][colour] = _priority_note(pos, colour, forced)
-        result["build_moves"][colour] = [] if forced else _build_moves(position_json, colour)
+        result["build_moves"][colour] = [] if forced else _build_moves(pos, colour)
     result["winner"] = rules.winner(result["score"]) or "draw"
     return result
 
