@@ -502,9 +502,10 @@ def _fit_lattice(M, seg, colours: ColourModel):
     origin = _origin_from_phases(phases, pitch / 2)
     # normalise: plane units where pitch = 1 and the origin is a lattice point
     T = np.array([[1 / pitch, 0, -origin[0] / pitch], [0, 1 / pitch, -origin[1] / pitch], [0, 0, 1]])
-    M1 = T @ M
-    M1 = _choose_coset(M1, colours)
-    return _refine(M1, seg)
+    fit = _refine(T @ M, seg)           # the edge lines do not depend on which coset holds centres
+    if fit is None:
+        return None
+    return (_choose_coset(fit[0], colours),) + tuple(fit[1:])
 
 
 def _origin_from_phases(phases, period):
@@ -517,8 +518,9 @@ def _origin_from_phases(phases, period):
 
 def _choose_coset(M1, colours: ColourModel):
     """Of the three sub-lattices consistent with the edge lines, keep the one of the tile centres."""
-    gx = cv2.Sobel(colours.lab[..., 0], cv2.CV_32F, 1, 0, ksize=3)
-    gy = cv2.Sobel(colours.lab[..., 0], cv2.CV_32F, 0, 1, ksize=3)
+    smooth = cv2.GaussianBlur(colours.lab[..., 0], (0, 0), 1.2)
+    gx = cv2.Sobel(smooth, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(smooth, cv2.CV_32F, 0, 1, ksize=3)
     grad = np.hypot(gx, gy)
     h, w = grad.shape
     ys, xs = np.nonzero(colours.world_mask[::3, ::3])
