@@ -12,7 +12,7 @@ from vision.geometry import find_world
 from vision.hexgrid import CIRCUMRADIUS, cells_to_plane, neighbours
 from vision.loading import load_image
 from vision.profile import ColourHint, SetProfile, load_profile
-from vision.stacks import EdgeMap, _contour_samples, _robust_mean, rim_support
+from vision.stacks import EdgeMap, robust_mean, rim_support
 from vision.tiles import candidate_cells, outline_support, read_tiles
 
 
@@ -93,7 +93,7 @@ def _outline_support(scene: Scene, scale: float, depth_mm: float, outward_only: 
             nrm_all.append(np.repeat(n[None], len(pix), 0))
     if not pts_all:
         return 0.0
-    return _robust_mean(edges.support(np.concatenate(pts_all), np.concatenate(nrm_all)), 12)
+    return robust_mean(edges.support(np.concatenate(pts_all), np.concatenate(nrm_all)), 12)
 
 
 def measure_set(photo, base=None, stack_photo=None, stack_height=None, name="custom") -> SetProfile:

@@ -69,11 +69,6 @@ class ColourModel:
         second = np.take_along_axis(d, order[..., 1:2], -1)[..., 0]
         return order[..., 0].astype(np.int8), 0.5 * (second - best)
 
-    def role_rgb(self, role: str, what: str = "tiles") -> tuple[int, int, int]:
-        lab = getattr(self, what)[role].mean.astype(np.float32).reshape(1, 1, 3)
-        bgr = cv2.cvtColor(lab, cv2.COLOR_Lab2BGR)[0, 0]
-        return tuple(int(round(c)) for c in np.clip(bgr[::-1] * 255, 0, 255))
-
     def draw(self, image: np.ndarray) -> np.ndarray:
         """Debug drawing: each pixel painted with its class's mean colour, World mask outlined."""
         labels, margin = self.pixel_classes()

@@ -313,10 +313,10 @@ def _camera(H_mm: np.ndarray, full_size, centre_mm) -> Camera:
     return camera_from_homography(H_mm, full_size, f, False)
 
 
-def _snap(camera: Camera, pts: np.ndarray, pitch: float, thickness: float, tol: float):
-    """Match segments (N,4 full px) to lattice edge lines on the tile tops (z = 0) or, for the
-    side faces' lower edges, on the table (z = +thickness). Returns (object pts mm, image pts)."""
-    obj, img = [], []
+def _snap(camera: Camera, pts: np.ndarray, pitch: float, thickness: float):
+    """For segments (N,4 full px) seen on the tile tops (z = 0) and, for the side faces' lower
+    edges, on the table (z = +thickness): yield per plane and edge family the members, their
+    distance to the nearest lattice line, that line and their end points (pitch units)."""
     for z in (0.0, thickness):
         a = camera.pixel_to_plane(pts[:, :2], z) / pitch
         b = camera.pixel_to_plane(pts[:, 2:], z) / pitch
@@ -328,7 +328,6 @@ def _snap(camera: Camera, pts: np.ndarray, pitch: float, thickness: float, tol: 
             line = np.round(rho * 2) / 2
             d = np.abs(rho - line)
             yield z, np.flatnonzero(sel), d, line, a[sel], b[sel], k
-    return obj, img
 
 
 def fit_camera(camera: Camera, seg_full: np.ndarray, pitch: float, thickness: float, full_size,
@@ -341,7 +340,7 @@ def fit_camera(camera: Camera, seg_full: np.ndarray, pitch: float, thickness: fl
     for it in range(iters):
         tol = 0.12 if it == 0 else 0.07
         best = {}
-        for z, idx, d, line, a, b, k in _snap(camera, seg_full, pitch, thickness, tol):
+        for z, idx, d, line, a, b, k in _snap(camera, seg_full, pitch, thickness):
             for j, i in enumerate(idx):
                 if d[j] < tol and (i not in best or d[j] < best[i][0] - 0.01 * (z == 0.0)):
                     nrm = EDGE_NORMALS[k]

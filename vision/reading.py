@@ -10,8 +10,8 @@ from .colours import ColourModel
 from .errors import VisionError
 from .geometry import WorldGeometry
 from .profile import SetProfile
-from .stacks import CONFIDENT as STACK_CONFIDENT, StackReading
-from .tiles import CONFIDENT as TILE_CONFIDENT, TileReading
+from .stacks import StackReading
+from .tiles import TileReading
 
 TOTAL_TILES = 39
 
@@ -116,7 +116,6 @@ class PhotoReading:
         out = image.copy()
         geo = self.geometry
         f = out.shape[1] / self.image_size[0]
-        cells = list(self.tiles.cells)
         out = self.tiles.draw(out, geo)
         out = self.stacks.draw(out, geo, self.profile)
         for cell in self.tiles.tiles:
@@ -127,5 +126,4 @@ class PhotoReading:
         bad = [w for w in self.warnings if not w["code"].startswith("uncertain")]
         for i, wrn in enumerate(bad[:4]):
             cv2.putText(out, wrn["message"], (10, 24 + 22 * i), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (0, 0, 255), 2)
-        del cells
         return out

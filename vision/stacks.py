@@ -202,7 +202,7 @@ def score_heights(edges: EdgeMap, geo, profile, cell, on_tile, blocked=None, max
         if h and side_len[h] < SHORT_SIDE_PX:   # a wall a few pixels high shows no outline to test
             sides[h] = max(sides[h], SIDE_MIN)
         rim_sup = sup[h, 2 * m:]
-        front[h], back[h] = _robust_mean(rim_sup[near], 6), _robust_mean(rim_sup[~near], 6)
+        front[h], back[h] = robust_mean(rim_sup[near], 6), robust_mean(rim_sup[~near], 6)
     return sides, front, back
 
 
@@ -217,7 +217,7 @@ def stack_score(sides, front, back):
     return np.where((front >= FRONT_MIN) & (sides >= SIDE_MIN), score, -np.inf)
 
 
-def _robust_mean(sup: np.ndarray, min_points: int) -> float:
+def robust_mean(sup: np.ndarray, min_points: int) -> float:
     sup = sup[~np.isnan(sup)]
     if len(sup) < min_points:
         return 0.0
@@ -234,7 +234,7 @@ def rim_support(edges: EdgeMap, geo, cell, height_mm: float, radius_mm: float) -
     tang = np.roll(pts, -1, axis=0) - np.roll(pts, 1, axis=0)
     nrm = ccw * np.stack([tang[:, 1], -tang[:, 0]], 1) / (np.linalg.norm(tang, axis=1, keepdims=True) + 1e-9)
     sup = edges.support(pts, nrm)
-    return min(_robust_mean(sup[near], 8), _robust_mean(sup[~near], 8))
+    return min(robust_mean(sup[near], 8), robust_mean(sup[~near], 8))
 
 
 def _clockwise(poly) -> bool:

@@ -8,7 +8,7 @@ import numpy as np
 
 from .colours import BLACK, TABLE, WHITE, ColourClass, ColourModel
 from .geometry import WorldGeometry, _apply
-from .hexgrid import cells_to_plane, components, hexagon, neighbours, plane_to_cells, ring
+from .hexgrid import cells_to_plane, hexagon, neighbours, plane_to_cells, ring
 
 LABEL_NAMES = {TABLE: None, WHITE: "white", BLACK: "black"}
 CONFIDENT = 0.75
@@ -249,7 +249,3 @@ def _tile_roles(colours: ColourModel, medians: np.ndarray, is_tile: np.ndarray, 
         margin = abs(dw - db) / (dw + db + 1e-9)
         out[i] = (role, float(np.clip(margin * 3.0, 0, 1)))
     return out
-
-
-def world_components(tiles) -> list:
-    return components(tiles)

@@ -1,8 +1,7 @@
-import numpy as np
 import pytest
 
 import vision
-from synthetic import Scene, compare, diamond, render
+from synthetic import Scene, compare, render
 
 RING = {(1, 0): "white", (0, 1): "black", (-1, 1): "white", (-1, 0): "black", (0, -1): "white",
         (1, -1): "black", (2, -1): "white", (2, 0): "black"}
