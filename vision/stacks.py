@@ -28,8 +28,8 @@ SHIFT_STEPS_MM = (3.0, 1.5, 0.75)   # coarse-to-fine search of a stack's offset 
 SATURATION = 3.0
 SIDE_SAMPLES = 10
 TOP_UNIFORM = 0.7                # share of a top face's samples that must share one disc colour
-OCCLUSION_MARGIN_PX = 3.0        # an edge this far inside a silhouette would be hidden by the stack
-OCCLUDED_EDGE_SHARE = 0.5        # visible lattice edge length (share of the stack's width) refuting it
+OCCLUSION_MARGIN_PX = 5.0        # an edge this far inside a silhouette would be hidden by the stack
+OCCLUDED_EDGE_SHARE = 0.8        # visible lattice edge length (share of the stack's width) refuting it
 SHORT_SIDE_PX = 6.0
 MIN_OUTLINE = 0.4                # weakest of side outline and front rim for a stack at all
 HEIGHT_TIE = 0.15                # stack_score differences below this do not tell heights apart
@@ -218,6 +218,7 @@ def stack_score(sides, front, back):
 
 
 def robust_mean(sup: np.ndarray, min_points: int) -> float:
+    """Mean of the support values without NaNs (hidden points) and the weakest eighth; 0 if too few."""
     sup = sup[~np.isnan(sup)]
     if len(sup) < min_points:
         return 0.0
