@@ -154,13 +154,14 @@ def stack_top_checks(truth, lab, means):
 
 @pytest.mark.parametrize("path", TRUTHS, ids=lambda p: p.stem)
 def test_projected_tile_centres_show_the_tile_colour(path):
-    """Nearly every visible tile centre (glare may whiten one) looks like the photo's other tiles of
-    its colour, and the two colours differ the way the edition's colours do."""
+    """Nearly every visible tile centre looks like the photo's other tiles of its colour (a lamp's
+    glare whitens a few glossy tiles near its hotspot), and the two colours differ the way the
+    edition's colours do."""
     truth = load(path)
     right, total, means = tile_centre_checks(truth, image_lab(truth))
     if means is None:
         pytest.skip("every tile of one colour carries a stack")
-    assert right >= 0.9 * total, f"{right} of {total} tile centres show their colour"
+    assert right >= 0.8 * total, f"{right} of {total} tile centres show their colour"
     hints = truth["profile"]["colours"]
     expected = hint_lab(hints["white"]["tile_rgb"]) - hint_lab(hints["black"]["tile_rgb"])
     seen = means["white"] - means["black"]
@@ -168,8 +169,8 @@ def test_projected_tile_centres_show_the_tile_colour(path):
 
 
 def test_projected_points_land_on_their_pieces_over_the_whole_set():
-    """Over all photos: 97 % of tile centres and 85 % of stack tops show their colour (the rest is
-    glare on glossy pieces and shadows of tall stacks, as in real photos)."""
+    """Over all photos: 98 % of tile centres and 95 % of stack tops show their colour (the rest is
+    glare on glossy pieces, as in real photos)."""
     tiles = [0, 0]
     tops = [0, 0]
     for path in TRUTHS:
@@ -182,8 +183,8 @@ def test_projected_points_land_on_their_pieces_over_the_whole_set():
             r, t = stack_top_checks(truth, lab, means)
             tops[0] += r
             tops[1] += t
-    assert tiles[1] > 0 and tiles[0] >= 0.97 * tiles[1], tiles
-    assert tops[1] > 0 and tops[0] >= 0.85 * tops[1], tops
+    assert tiles[1] > 0 and tiles[0] >= 0.98 * tiles[1], tiles
+    assert tops[1] > 0 and tops[0] >= 0.95 * tops[1], tops
 
 
 
