@@ -7,6 +7,7 @@ import cv2
 import numpy as np
 
 from .colours import find_colours
+from .errors import NoWorldFoundError
 from .geometry import find_world
 from .hexgrid import cells_to_plane, components, ring
 from .loading import DETAIL_LONG_SIDE, load_image
@@ -53,6 +54,8 @@ def analyze_photo(source, profile=None) -> PhotoReading:
     tiles = read_tiles(colours, geo, cells, outline, hidden=stacks.hidden, previous=first)
     lap("cells_s")
     world, ignored = _world_cells(tiles.tiles)
+    if not world:
+        raise NoWorldFoundError("no EXXIT World found: a hex pattern was fitted but no tile could be read")
     relevant = world | ring(world)                            # the World and its perimeter
     tiles.cells = {c: rd for c, rd in tiles.cells.items() if c in relevant}
     stacks.stacks = {c: st for c, st in stacks.stacks.items() if c in relevant}
