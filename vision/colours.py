@@ -179,9 +179,10 @@ def assign_roles(a: np.ndarray, b: np.ndarray, hints: dict, white_is_lighter: bo
     or silver), the colour nearer in chroma to each hint takes its role: lightness misleads under
     reflections (silver looks dark) and dim light. Otherwise the lighter one is White unless the
     profile says the darker colour plays White."""
-    if hints:
+    chroma = lambda c: float(np.hypot(c[1], c[2]))
+    if hints and abs(chroma(a) - chroma(b)) > 10:     # the photo's two colours differ in chroma too
         hw, hb = hints["white"], hints["black"]
-        if abs(np.hypot(*hw[1:]) - np.hypot(*hb[1:])) > 15:
+        if abs(chroma(hw) - chroma(hb)) > 15:
             def cost(x, y):
                 return np.linalg.norm(x[1:] - hw[1:]) + np.linalg.norm(y[1:] - hb[1:])
             return (a, b) if cost(a, b) <= cost(b, a) else (b, a)

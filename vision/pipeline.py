@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import cv2
 import numpy as np
@@ -29,7 +30,9 @@ def analyze_photo(source, profile=None) -> PhotoReading:
         timing[name] = now - last
         last = now
 
-    profile = load_profile(profile)
+    # without a profile the sizes are the default set's, and (FORMATS.md) the lighter colour
+    # plays White: the default set's colour hints are not applied to somebody else's set
+    profile = load_profile(profile) if profile is not None else replace(load_profile(None), colours={})
     image = load_image(source)
     lap("load_s")
     colours = find_colours(image.work, profile)
