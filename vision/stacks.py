@@ -22,7 +22,7 @@ MAX_HEIGHT = 9                   # scored up to here; readable up to MAX_HEIGHT 
 CIRCLE = np.stack([np.cos(np.linspace(0, 2 * np.pi, 48, endpoint=False)),
                    np.sin(np.linspace(0, 2 * np.pi, 48, endpoint=False))], axis=1)
 SIDE_MIN = 0.3                   # minimal support of a stack's side outlines
-TOP_PRESENCE = 0.9               # minimal stack_score
+TOP_PRESENCE = 0.75              # minimal stack_score
 FRONT_MIN = 0.25                 # minimal support of the top rim's near half
 SHIFT_STEPS_MM = (3.0, 1.5, 0.75)   # coarse-to-fine search of a stack's offset from its cell centre
 SATURATION = 3.0
