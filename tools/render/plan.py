@@ -85,9 +85,13 @@ def main(argv=None):
     ap.add_argument("--count", type=int, default=72)
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--hand-only", action="store_true", help="only the hand-written positions")
+    ap.add_argument("--games-only", action="store_true",
+                    help="drop the hand-written positions (they are in the committed set already)")
     ap.add_argument("--out", default=str(HERE / "sample_plan.json"))
     args = ap.parse_args(argv)
     specs = make_plan(args.count, args.seed, args.hand_only)
+    if args.games_only:
+        specs = [s for s in specs if s["source"] == "random-game"]
     Path(args.out).write_text(json.dumps(specs, indent=1) + "\n")
     print(f"{len(specs)} specs -> {args.out}")
 
