@@ -113,13 +113,19 @@ def _profile():
     return None if name is None else vision.load_profile(name)
 
 
+def no_world_error(reason):
+    """The 422 for a photo without an EXXIT World: what vision saw, and how to take a better one."""
+    return InputError(f"No EXXIT World found in this photo ({reason}). Take the photo from a "
+                      "player's seat with the whole World in view, in good light.", "no_world", 422)
+
+
 def _read(bgr):
     """Vision's reading of a photo: (reading JSON, the reading itself); vision's errors as 4xx."""
     try:
         reading = vision.analyze_photo(bgr, profile=_profile())
         return reading.to_json(), reading
     except vision.NoWorldFoundError as exc:
-        raise InputError(str(exc), "no_world", 422)
+        raise no_world_error(str(exc).removeprefix("no EXXIT World found: "))
     except vision.UnreadableImageError as exc:
         raise InputError(str(exc), "unreadable_image", 400)
     except vision.VisionError as exc:
@@ -170,7 +176,7 @@ def read_photo(photo, to_move=None):
     with current_app.extensions["analysis_slots"]:
         reading_json, reading = _read(photo.bgr)
     if not reading_json["tiles"]:
-        raise InputError("No EXXIT World found in the photo: no tile was recognised.", "no_world", 422)
+        raise no_world_error("no tile was recognised")
     position = reading_position(reading_json)
     if to_move is not None:
         position["to_move"] = to_move

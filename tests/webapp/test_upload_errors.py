@@ -98,4 +98,6 @@ def test_photo_without_a_world(client, image):
     """A photo that decodes fine but holds no EXXIT World: 422 with vision's message."""
     response = post_photo(client, jpeg_bytes(image))
     assert_error(response, 422, "no_world")
-    assert "World" in response.json["error"]
+    message = response.json["error"]
+    assert message.startswith("No EXXIT World found in this photo (")
+    assert "whole World in view" in message
