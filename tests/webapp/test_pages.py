@@ -89,4 +89,4 @@ def test_gallery_shows_samples_with_a_forced_dance_first(client, tmp_path, app):
     app.config["SAMPLE_DIR"] = str(tmp_path)
     page = client.get("/").get_data(as_text=True)
     assert page.index('action="/samples/b_dance"') < page.index('action="/samples/a_quiet"')
-    assert "silver-red · midgame · camera tilt 32° · <b>a dance is forced</b>" in page
+    assert "silver-red · midgame · camera tilt 32° · true position: <b>a dance is forced</b>" in page
