@@ -61,13 +61,15 @@ def client(app):
     return app.test_client()
 
 
-def store_example(app):
-    """Store an analysis of the example position (as if vision had read it); return its id."""
-    position = example_position()
+def store_example(app, position=None):
+    """Store an analysis of the example position, or of another position on its tiles, as if
+    vision had read it; return its id."""
+    position = position or example_position()
     image, centre = drawn_photo(EXAMPLE_TILES)
     cells = {f"{q},{r}": list(centre(q, r)) for q in range(-5, 6) for r in range(-5, 6)}
     overlay = {"width": image.width, "height": image.height, "cells": cells,
-               "tops": {f"{q},{r}": list(centre(q, r)) for q, r in EXAMPLE_STACKS}}
+               "tops": {f"{st['q']},{st['r']}": list(centre(st["q"], st["r"]))
+                        for st in position["stacks"]}}
     reading = dict(position, image={}, warnings=[])
     with app.app_context():
         return db.insert_analysis("test", jpeg_bytes(image), reading, overlay, position)

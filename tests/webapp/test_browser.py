@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import waitress.server
 
-from conftest import SAMPLE_DIR, store_example
+from conftest import SAMPLE_DIR, example_position, store_example
 from webapp import create_app, db, referee
 from webapp.photos import decode_photo
 
@@ -203,6 +203,24 @@ def test_two_taps_fix_a_stack_and_a_tile(page, live_server, stored):
     page.wait_for_selector("body[data-updates='4']")
     assert "dance 0,0 W" in answer_text(page)
     screenshot(page, "correction")
+
+
+def test_an_impossible_reading_is_corrected_on_its_page(page, live_server, server_app):
+    """A stack read one disc too tall makes 9 White discs: the page says why the position cannot
+    occur, tells what to do, and answers once the stack is lowered."""
+    position = example_position()
+    next(st for st in position["stacks"] if (st["q"], st["r"]) == (2, -1))["discs"] = ["white"] * 7
+    stored = store_example(server_app, position)
+    page.goto(f"{live_server}/a/{stored}")
+    page.wait_for_selector("body[data-ready='1']")
+    text = answer_text(page)
+    assert "cannot occur: white has 9 discs" in text
+    assert "tap a tile or a stack below to correct it" in text
+    page.locator("#diagram .stack[data-cell='2,-1']").click()
+    page.locator("#editor [data-action='lower']").click()
+    page.wait_for_selector("body[data-updates='1']")
+    assert "dance 0,0 W" in answer_text(page)
+    screenshot(page, "impossible-corrected")
 
 
 def upload_a_text_file(page, tmp_path):

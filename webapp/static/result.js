@@ -438,7 +438,7 @@
     box.textContent = "";
     if (!a) {
       html("p", {class: "error problem"}, box, `This position cannot occur: ${state.problem.replace(/^Invalid position: /, "")}`);
-      html("p", {class: "hint"}, box, "Correct the marked tiles and stacks below; the answer appears as soon as the position is possible.");
+      html("p", {class: "hint"}, box, "The photo was misread: tap a tile or a stack below to correct it (those marked ? are the least sure). The answer appears as soon as the position can occur.");
       $("score").textContent = "";
       $("previews-card").hidden = true;
       return;
