@@ -176,6 +176,19 @@ def test_result_page_shows_arrows_score_and_priority(page, live_server, stored):
     screenshot(page, "example")
 
 
+def test_cell_names_are_drawn_over_stacks_and_island_points(page, live_server, stored):
+    """The notation names cells ("dance 0,0 W"): every named cell's name is on top, not under a
+    stack, its unsure ring or an island's points."""
+    page.goto(f"{live_server}/a/{stored}")
+    page.wait_for_selector("body[data-ready='1']")
+    names = page.locator("#diagram .cell-name")
+    assert names.count() == 8
+    hidden = page.evaluate("""() => [...document.querySelectorAll('#diagram .cell-name')].filter((name) =>
+        [...document.querySelectorAll('#diagram .stack, #diagram .island-points')].some((item) =>
+            name.compareDocumentPosition(item) & Node.DOCUMENT_POSITION_FOLLOWING)).map((n) => n.textContent)""")
+    assert hidden == []
+
+
 def test_two_taps_fix_a_stack_and_a_tile(page, live_server, stored):
     page.goto(f"{live_server}/a/{stored}")
     page.wait_for_selector("body[data-ready='1']")

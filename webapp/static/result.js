@@ -329,16 +329,21 @@
         `${k}: no tile`);
       if (tile && tile.colour === "black") el("polygon", {points: pts, fill: "url(#hatch)", class: "hatch"}, tilesLayer);
       if (options.confidence && doubtfulCell(k, model)) markDoubt(tilesLayer, hex, geo.centre(q, r), HEX);
-      if (options.edit && (tile || model.stacks.has(k))) {   // the cell names the notation uses
-        const [x, y] = geo.centre(q, r);
-        el("text", {x, y: y + 0.78 * HEX, "font-size": 0.27 * HEX, "text-anchor": "middle",
-          class: `cell-name name-${tile ? tile.colour : "none"}`}, tilesLayer, k);
-      }
     }
     drawIslands(el("g", {class: "islands"}, svg), geo, analysis, model.stacks);
     const stacksLayer = el("g", {class: "stacks"}, svg);
     for (const [k, stack] of model.stacks) {
       drawStack(stacksLayer, geo, k, stack, geo.centre(...cellOf(k)), {discOrder: true, confidence: options.confidence});
+    }
+    if (options.edit) {   // the cell names the notation uses, over the stacks so that none is hidden
+      const namesLayer = el("g", {class: "cell-names"}, svg);
+      for (const k of cells) {
+        const tile = model.tiles.get(k);
+        if (!tile && !model.stacks.has(k)) continue;
+        const [x, y] = geo.centre(...cellOf(k));
+        el("text", {x, y: y + 0.78 * HEX, "font-size": 0.27 * HEX, "text-anchor": "middle",
+          class: `cell-name name-${tile ? tile.colour : "none"}`}, namesLayer, k);
+      }
     }
     if (options.sides) drawDances(el("g", {class: "dances"}, svg), geo, analysis, options.sides, geo.centre.bind(geo));
     if (options.selected && cells.has(options.selected)) {
