@@ -309,6 +309,16 @@ def test_a_click_on_a_sample_shows_its_answer(page, live_server, readable_sample
     assert page.inner_text("#answer").strip()
 
 
+def test_the_side_chosen_on_the_start_page_goes_with_a_sample(page, live_server, readable_sample):
+    page.goto(live_server + "/")
+    page.select_option("#to-move", "black")
+    page.click(f"button.sample[data-sample='{readable_sample.stem}']")
+    page.wait_for_url("**/a/*")
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.locator("input[name=side][value=black]").is_checked()
+    assert page.evaluate("window.exxitState().position.to_move") == "black"
+
+
 def test_new_photo_from_a_result_page(page, live_server, stored, tmp_path):
     """The header's "New photo" uploads straight from a result page (the next move at the table)."""
     page.goto(f"{live_server}/a/{stored}")

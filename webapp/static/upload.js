@@ -103,6 +103,7 @@
 
   document.querySelectorAll(".sample-form").forEach((sampleForm) => {
     sampleForm.addEventListener("submit", () => {
+      sampleForm.elements.to_move.value = $("to-move").value;   // the side chosen above the gallery
       sessionStorage.setItem("exxit-upload-start", String(Date.now()));
       progress(null, "Reading the sample photo…");
     });
