@@ -19,6 +19,7 @@ bp = Blueprint("pages", __name__)
 SAMPLE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 THUMB_SIZE = (360, 270)
 RECENT = 8
+SAMPLES_SHOWN = 8   # the rest of the gallery is folded, so that a phone reaches the recent analyses
 
 
 def _sample_dir():
@@ -73,7 +74,9 @@ def recent():
 
 
 def _render_index(error=None, status=200):
-    return render_template("index.html", samples=list_samples(), recent=recent(), error=error), status
+    samples = list_samples()
+    return render_template("index.html", samples=samples[:SAMPLES_SHOWN],
+                           more_samples=samples[SAMPLES_SHOWN:], recent=recent(), error=error), status
 
 
 @bp.get("/")

@@ -245,6 +245,16 @@ def upload_a_text_file(page, tmp_path):
     assert "not an image" in page.inner_text("#message")
 
 
+def test_recent_analyses_are_near_the_top_of_the_start_page(page, live_server, stored):
+    """72 sample photos must not push the recent analyses (the way back to a result) thousands
+    of pixels down a phone's page: the gallery shows a few and folds the rest."""
+    page.goto(live_server + "/")
+    height = page.viewport_size["height"]
+    assert page.locator("#recent").bounding_box()["y"] < 3 * height
+    page.click(".more-samples summary")
+    assert page.locator(".more-samples button.sample").first.is_visible()
+
+
 def test_start_page_upload_of_a_non_image_shows_the_error(page, live_server, tmp_path):
     page.goto(live_server + "/")
     if os.environ.get("EXXIT_SCREENSHOTS"):   # the whole gallery, not only what a phone shows first
