@@ -111,6 +111,8 @@ def analyse_sample(name):
         record = analyse_upload(f"sample:{name}", path.read_bytes(),
                                 side_to_move(request.form.get("to_move")))
     except InputError as error:
+        # the user did not take this photo: say which sample vision could not read
+        error.message = f"Sample photo {name}: {error.message}"
         return _after_failure(error)
     return redirect(url_for("pages.result", analysis_id=record["id"]), 303)
 

@@ -38,6 +38,16 @@ def test_form_upload_of_a_non_image_shows_the_message_on_the_page(client):
     assert 'id="photo-input"' in page          # the user can try again at once
 
 
+def test_a_sample_vision_cannot_read_is_named_in_the_message(client, tmp_path, app):
+    Image.new("RGB", (800, 600), (120, 90, 60)).save(tmp_path / "bare_table.jpg")
+    app.config["SAMPLE_DIR"] = str(tmp_path)
+    response = client.post("/samples/bare_table", data={"to_move": "unknown"})
+    assert response.status_code == 422
+    page = response.get_data(as_text=True)
+    assert "Sample photo bare_table: No EXXIT World found in this photo" in page
+    assert 'id="photo-input"' in page
+
+
 def test_form_upload_without_a_file(client):
     response = client.post("/upload", data={}, content_type="multipart/form-data")
     assert response.status_code == 400 and "Choose a photo first" in response.get_data(as_text=True)
