@@ -189,6 +189,19 @@ def test_cell_names_are_drawn_over_stacks_and_island_points(page, live_server, s
     assert hidden == []
 
 
+def test_result_page_fits_a_small_phone(page, live_server, stored):
+    """At 320 px (the smallest phones) nothing sticks out sideways, not even the permanent link."""
+    page.set_viewport_size({"width": 320, "height": 568})
+    page.goto(f"{live_server}/a/{stored}")
+    page.wait_for_selector("body[data-ready='1']")
+    page.locator("#diagram .stack[data-cell='0,0']").click()
+    wider = page.evaluate("""() => [...document.querySelectorAll('body *')]
+        .filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5)
+        .map((e) => `${e.tagName}#${e.id}.${e.getAttribute('class')}`)""")
+    assert wider == []
+    screenshot(page, "small-phone")
+
+
 def test_two_taps_fix_a_stack_and_a_tile(page, live_server, stored):
     page.goto(f"{live_server}/a/{stored}")
     page.wait_for_selector("body[data-ready='1']")
