@@ -73,25 +73,31 @@ def main(argv=None):
         hosts += local_addresses()
     elif args.host not in hosts:
         hosts.append(args.host)
+    try:
+        if args.https:
+            server = https_server(app, args.host, args.port, hosts)
+            server.prepare()
+            serve, stop = server.serve, server.stop
+        else:
+            import waitress.server
+
+            server = waitress.server.create_server(app, host=args.host, port=args.port,
+                                                   threads=THREADS)
+            serve, stop = server.run, server.close
+    except OSError as exc:
+        sys.exit(f"python -m webapp: cannot serve on {args.host}:{args.port}: "
+                 f"{exc.strerror or exc}")
+    # announced once listening, so that a busy port never shows an address that is not served
     for host in hosts:
         print(f"Exxit Referee: {scheme}://{host}:{args.port}/", flush=True)
     if args.host == "127.0.0.1":
         print("For phones on this network: --host 0.0.0.0 --https (the camera needs HTTPS).", flush=True)
+    if args.https:
+        print("The certificate is self-signed: accept the browser's warning once.", flush=True)
     try:
-        if args.https:
-            print("The certificate is self-signed: accept the browser's warning once.", flush=True)
-            server = https_server(app, args.host, args.port, hosts)
-            try:
-                server.start()
-            except KeyboardInterrupt:
-                server.stop()
-        else:
-            import waitress
-
-            waitress.serve(app, host=args.host, port=args.port, threads=THREADS)
-    except OSError as exc:
-        sys.exit(f"python -m webapp: cannot serve on {args.host}:{args.port}: "
-                 f"{exc.strerror or exc}")
+        serve()
+    except KeyboardInterrupt:
+        stop()
 
 
 if __name__ == "__main__":

@@ -35,12 +35,14 @@ def wait_for(url, context=None, timeout=30):
 
 
 def failed_start(folder, *args):
-    """Run `python -m webapp ARGS`, which must fail with a one-line message; return its stderr."""
+    """Run `python -m webapp ARGS`, which must fail with a one-line message and announce no
+    address it does not serve; return its stderr."""
     result = subprocess.run([sys.executable, "-m", "webapp", *args], cwd=folder,
                             env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True,
                             text=True, timeout=60)
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+    assert "://" not in result.stdout
     return result.stderr
 
 
@@ -106,10 +108,22 @@ def test_an_unknown_set_profile_is_a_one_line_error(tmp_path):
 
 
 def test_the_served_app_is_never_in_debug_mode(monkeypatch):
-    import waitress
+    import waitress.server
 
     served = {}
-    monkeypatch.setattr(waitress, "serve", lambda app, **options: served.update(app=app, **options))
+
+    class NotServing:
+        def run(self):
+            pass
+
+        def close(self):
+            pass
+
+    def create_server(app, **options):
+        served.update(app=app, **options)
+        return NotServing()
+
+    monkeypatch.setattr(waitress.server, "create_server", create_server)
     main(["--port", "5099"])
     assert served["app"].debug is False and not served["app"].testing
     assert (served["host"], served["port"]) == ("127.0.0.1", 5099)
