@@ -28,7 +28,6 @@ sys.path.insert(0, str(REPO))
 
 import rules  # noqa: E402
 
-NEIGHBOURS = ((1, 0), (0, 1), (-1, 1), (-1, 0), (0, -1), (1, -1))
 ROTATIONS = 6
 
 
@@ -101,7 +100,7 @@ def align(truth: dict, pred: dict) -> tuple[dict, dict]:
 
 
 def perimeter(tiles) -> set:
-    return {(q + dq, r + dr) for q, r in tiles for dq, dr in NEIGHBOURS} - set(tiles)
+    return {n for cell in tiles for n in rules.neighbours(cell)} - set(tiles)
 
 
 def to_rules(tiles: dict, stacks: dict, total_tiles: int = 39):

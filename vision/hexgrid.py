@@ -10,10 +10,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from rules import neighbours
 
 SQRT3 = math.sqrt(3.0)
-DIRECTIONS = {"E": (1, 0), "SE": (0, 1), "SW": (-1, 1), "W": (-1, 0), "NW": (0, -1), "NE": (1, -1)}
-STEPS = tuple(DIRECTIONS.values())
 CIRCUMRADIUS = 1.0 / SQRT3       # centre to corner for flat-to-flat width 1
 
 
@@ -45,11 +44,6 @@ def plane_to_cells(xy) -> np.ndarray:
 def plane_to_cell(x, y) -> tuple[int, int]:
     q, r = plane_to_cells([[x, y]])[0]
     return int(q), int(r)
-
-
-def neighbours(cell):
-    q, r = cell
-    return [(q + dq, r + dr) for dq, dr in STEPS]
 
 
 def hexagon(cell, scale=1.0) -> np.ndarray:
