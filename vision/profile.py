@@ -10,6 +10,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import rules
+
 from .errors import ProfileError
 
 PROFILE_DIR = Path(__file__).with_name("profiles")
@@ -88,7 +90,7 @@ def profile_from_json(obj) -> SetProfile:
     if not isinstance(raw, dict):
         raise ProfileError("set profile: colours must be an object keyed by role")
     for role, hint in raw.items():
-        if role not in ("white", "black") or not isinstance(hint, dict):
+        if role not in rules.COLOURS or not isinstance(hint, dict):
             raise ProfileError(f"set profile: unknown colour role {role!r} (use white/black)")
         colours[role] = ColourHint(
             name=str(hint.get("name", role)),

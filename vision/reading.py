@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
+import rules
+
 from .colours import ColourModel
 from .errors import VisionError
 from .geometry import WorldGeometry
@@ -62,7 +64,6 @@ class PhotoReading:
     @property
     def position(self):
         """The reading as a rules.Position; raises InconsistentReadingError if it cannot occur."""
-        import rules
         try:
             return rules.position_from_json(self.position_json())
         except rules.PositionError as exc:
@@ -77,7 +78,7 @@ class PhotoReading:
             stacks.append({"q": cell[0], "r": cell[1], "discs": list(st.discs), "height": st.height,
                            "top": st.top, "confidence": st.confidence,
                            "height_confidence": st.height_confidence, "top_confidence": st.top_confidence})
-        known = {c: sum(d.count(c) for d in self.stack_discs.values()) for c in ("white", "black")}
+        known = {c: sum(d.count(c) for d in self.stack_discs.values()) for c in rules.COLOURS}
         obj = {"format": "exxit-position/1", "tiles": tiles, "stacks": stacks,
                "reserves": {c: max(0, 8 - n) for c, n in known.items()},
                "tiles_left": max(0, TOTAL_TILES - len(tiles)), "total_tiles": TOTAL_TILES}

@@ -1,6 +1,8 @@
 """Stage 5: rule-sanity checks on a reading (RULES.md §3, §14). Flags, never fixes."""
 from __future__ import annotations
 
+import rules
+
 from .hexgrid import components, neighbours
 
 DISCS_PER_COLOUR = 8
@@ -10,7 +12,7 @@ MAX_ON_TILE, MAX_OFF_WORLD = 15, 14
 def sanity_warnings(tiles: dict, stacks: dict, uncertain_tiles=(), uncertain_stacks=()) -> list[dict]:
     """Warnings for `tiles` {cell: colour} and `stacks` {cell: discs bottom..top}."""
     out = []
-    for colour in ("white", "black"):
+    for colour in rules.COLOURS:
         cells = sorted(c for c, d in stacks.items() if colour in d)
         n = sum(d.count(colour) for d in stacks.values())
         if n > DISCS_PER_COLOUR:
@@ -25,7 +27,7 @@ def sanity_warnings(tiles: dict, stacks: dict, uncertain_tiles=(), uncertain_sta
         stray = sorted(c for g in groups[1:] for c in g)
         out.append({"code": "world-disconnected", "cells": _cells(stray),
                     "message": f"the World is not connected: {len(stray)} tile(s) cut off from the rest"})
-    for colour in ("white", "black"):
+    for colour in rules.COLOURS:
         n = sum(1 for c in tiles.values() if c == colour)
         if tiles and n < 2:
             out.append({"code": "too-few-tiles", "colour": colour, "count": n, "cells": [],

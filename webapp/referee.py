@@ -11,7 +11,7 @@ from flask import current_app
 
 from .errors import InputError
 
-COLOURS = ("white", "black")
+COLOURS = rules.COLOURS
 MAX_ITEMS = 100   # tiles or stacks in a position sent to us
 OVERLAY_RING = 3  # cells this far from the World get pixel centres: room to correct and to outline
 
