@@ -9,6 +9,7 @@ refit of every segment to its lattice line (cv2.findHomography) gives the final 
 """
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -16,17 +17,25 @@ import cv2
 import numpy as np
 
 from .camera import Camera, camera_from_homography, focal_from_homography
-from .colours import ColourModel
+from .colours import TABLE, ColourModel
 from .errors import NoWorldFoundError
 from .hexgrid import SQRT3, cells_to_plane, hexagon, plane_to_cells
 from .profile import SetProfile
 
 EDGE_NORMALS = np.array([[1.0, 0.0], [0.5, SQRT3 / 2], [-0.5, SQRT3 / 2]])   # 0°, 60°, 120°
 CAMERA_ITERS = 3
+CAMERA_ATTEMPTS = 3             # lattice fits, best first, that the camera is posed on
 GOOD_INLIERS = 0.6               # a lattice explaining this share of the edges is accepted at once
 MAX_CELLS = 90                   # 39 tiles, their perimeter and stacks hanging over it
 MIN_INLIERS = 0.45               # below this share no lattice is trusted (exit 3 rather than guess)
+MAX_RESIDUAL = 0.06             # ... nor one whose edges lie this far off its lines (median, pitch units)
+MIN_EVIDENCE = 6.0              # ... nor one with under this length of edges on its lines (pitch units:
+                                # about ten tile sides; one hexagon leaves the perspective open)
 MAX_TILT = 75.0
+DIRECTION_PEAKS = 5            # strongest segment directions considered as the three edge families
+MAX_TRIPLETS = 4               # ... and how many triplets of them are fitted at most
+MIN_FAMILY_SEPARATION = 20.0   # degrees between two edge families' image directions
+MIN_FORESHORTENING = 0.2       # a table seen at up to ~75 degrees of tilt
 AFFINE_THEN_H = False
 FOCAL_PRIOR_WEIGHT = 0.05
 FOCAL_PRIOR_SPREAD = 0.25        # ~25% either way: fields of view of 55-80 degrees
@@ -115,23 +124,37 @@ def detect_segments(gray: np.ndarray, mask: np.ndarray, min_len: float) -> np.nd
 
 
 def _angle_peaks(seg: np.ndarray, n=3, min_sep=18.0):
+    """(angles, lengths, peaks, heights): the strongest directions of the length-weighted
+    histogram of segment angles (degrees mod 180), strongest first."""
     d = seg[:, 2:] - seg[:, :2]
     ang = np.degrees(np.arctan2(d[:, 1], d[:, 0])) % 180.0
     length = np.hypot(d[:, 0], d[:, 1])
     hist = np.bincount(np.minimum((ang).astype(int), 179), weights=length, minlength=180)
     kernel = np.exp(-0.5 * (np.arange(-6, 7) / 2.0) ** 2)
     smooth = np.convolve(np.concatenate([hist[-6:], hist, hist[:6]]), kernel, mode="same")[6:-6]
-    peaks = []
+    peaks, heights = [], []
     work = smooth.copy()
     for _ in range(n):
         i = int(np.argmax(work))
         if work[i] <= 0.08 * smooth.max():
             break
         peaks.append(i + 0.5)
+        heights.append(float(work[i]))
         for j in range(180):
             if min(abs(j - i), 180 - abs(j - i)) < min_sep:
                 work[j] = 0
-    return ang, length, peaks
+    return ang, length, peaks, heights
+
+
+def _direction_triplets(peaks, heights, min_sep=MIN_FAMILY_SEPARATION):
+    """Triplets of peak indices that can be the three edge directions (pairwise at least
+    `min_sep` degrees apart), the strongest first."""
+    out = []
+    for trip in itertools.combinations(range(len(peaks)), 3):
+        sep = min(abs((peaks[a] - peaks[b] + 90) % 180 - 90) for a, b in itertools.combinations(trip, 2))
+        if sep >= min_sep:
+            out.append((sum(heights[i] for i in trip), trip))
+    return [t for _, t in sorted(out, reverse=True)]
 
 
 def _lines(seg: np.ndarray) -> np.ndarray:
@@ -193,75 +216,160 @@ def find_world(work_gray: np.ndarray, colours: ColourModel, profile: SetProfile,
     regions = list(colours.regions or [colours.world_mask])
     if len(regions) > 1:             # a World whose dark tiles match the table splits into pieces
         regions.insert(1, np.max(regions, axis=0))
+    beside_tiles = _beside_tile_colours(all_segments, colours)
+    mid = ((all_segments[:, :2] + all_segments[:, 2:]) / 2).round().astype(int)
     for k, mask in enumerate(regions):
         region = cv2.dilate(mask, disc)
-        mid = ((all_segments[:, :2] + all_segments[:, 2:]) / 2).round().astype(int)
         inside = region[np.clip(mid[:, 1], 0, h - 1), np.clip(mid[:, 0], 0, w - 1)] > 0
-        try:
-            attempts.append(_fit_region(all_segments[inside], (h, w), mask, colours))
-        except NoWorldFoundError as exc:
-            failure = str(exc)
-        if attempts and max(a[4] for a in attempts) >= GOOD_INLIERS:
+        # the edges with a tile colour beside them first (not the cloth's checks or the wood's
+        # grain), then all of them (black tiles on a dark cloth have the table's colour)
+        hints = [beside_tiles[inside]] + ([None] if not beside_tiles[inside].all() else [])
+        for hint in hints:
+            try:
+                attempts.append(_fit_region(all_segments[inside], (h, w), mask, colours, hint))
+            except NoWorldFoundError as exc:
+                failure = str(exc)
+        if max((a[4] for a in attempts), default=0) >= GOOD_INLIERS:
             break
     if not attempts:
         raise NoWorldFoundError(f"no EXXIT World found: {failure}")
-    img_to_plane, families, residual, inlier_frac, _, seg, world_mask = max(attempts, key=lambda a: a[4])
-    if inlier_frac < MIN_INLIERS:
+    attempts.sort(key=lambda a: -a[4])
+    if attempts[0][3] < MIN_INLIERS:
         raise NoWorldFoundError("no EXXIT World found: no hex lattice explains the straight edges "
                                 "(too few tile edges, or too much clutter)")
+    posed = []
+    for attempt in attempts[:CAMERA_ATTEMPTS]:
+        if attempt[3] < MIN_INLIERS:
+            break
+        geo = _posed_world(attempt, profile, full_size, scale, w)
+        if geo is not None:
+            posed.append((geo.inlier_fraction * (1.0 - geo.fit_residual / 0.2), len(posed), geo, attempt[6]))
+    if posed:
+        _, _, geo, mask = max(posed)
+        colours.world_mask = _lattice_region(geo, regions[1:] if len(regions) > 1 else regions, mask)
+        return geo
+    raise NoWorldFoundError("no EXXIT World found: the camera fitted to the tile edges does not "
+                            "explain them (too few tile edges, or too much clutter)")
+
+
+def _posed_world(attempt, profile: SetProfile, full_size, scale: float, work_w: int):
+    """The WorldGeometry of one lattice fit: the camera posed on its edges, and the lattice
+    re-derived from that camera; None when the camera no longer explains the edges."""
+    img_to_plane, families, residual, inlier_frac, _, seg, world_mask = attempt
     plane_to_work = np.linalg.inv(img_to_plane)
     plane_to_work /= plane_to_work[2, 2]
     pitch = float(profile.pitch_mm)
     S = np.diag([1 / scale, 1 / scale, 1.0])
     H_mm = S @ plane_to_work @ np.diag([1 / pitch, 1 / pitch, 1.0])
-    ys, xs = np.nonzero(world_mask[::4, ::4])
-    centre_mm = _apply(np.linalg.inv(H_mm), [[xs.mean() * 4 / scale, ys.mean() * 4 / scale]])[0]
+    on = seg[families >= 0]
+    centre = ((on[:, :2] + on[:, 2:]) / 2).mean(0)          # the middle of the lattice's edges
+    centre_mm = _apply(np.linalg.inv(H_mm), [centre / scale])[0]
     camera = fit_camera(_camera(H_mm, full_size, centre_mm), seg / scale, pitch, profile.tile_thickness_mm, full_size,
                         iters=CAMERA_ITERS)
     # the tile-top plane as the camera sees it, so that plane and 3-D points always agree
     plane_to_work = np.diag([scale, scale, 1.0]) @ camera.plane_homography(0.0) @ np.diag([pitch, pitch, 1.0])
     plane_to_work /= plane_to_work[2, 2]
-    families, residual, inlier_frac = _lattice_fit_quality(np.linalg.inv(plane_to_work), seg)
-    if inlier_frac < MIN_INLIERS:
-        raise NoWorldFoundError("no EXXIT World found: the camera fitted to the tile edges does not "
-                                "explain them (too few tile edges, or too much clutter)")
+    img_to_plane = np.linalg.inv(plane_to_work)
+    families, residual, inlier_frac = _lattice_fit_quality(img_to_plane, seg)
+    on = seg[families >= 0]
+    evidence = np.linalg.norm(_apply(img_to_plane, on[:, :2]) - _apply(img_to_plane, on[:, 2:]), axis=1).sum()
+    if inlier_frac < MIN_INLIERS or residual > MAX_RESIDUAL or evidence < MIN_EVIDENCE:
+        return None
     conf = float(np.clip(1.0 - (residual - 0.02) / 0.08, 0, 1) * np.clip(inlier_frac / 0.5, 0, 1))
     geo = WorldGeometry(plane_to_work=plane_to_work, camera=camera, pitch_mm=pitch, scale=scale,
                         fit_residual=residual, inlier_fraction=inlier_frac, confidence=conf,
                         segments=seg, families=families)
-    geo.segments_scale_width = float(w)
+    geo.segments_scale_width = float(work_w)
     return geo
 
 
-def _fit_region(seg: np.ndarray, shape, mask, colours: ColourModel):
-    """Vanishing points, rectification and lattice of the segments of one candidate region.
+def _lattice_region(geo: WorldGeometry, regions, fallback) -> np.ndarray:
+    """The World mask: the candidate regions holding a good share of the lattice's edges (a lamp's
+    bright spot on the table or a pile of spare tiles holds none), else the fitted region."""
+    on = geo.segments[geo.families >= 0]
+    if not len(on):
+        return fallback
+    mid = ((on[:, :2] + on[:, 2:]) / 2).round().astype(int)
+    length = np.hypot(*(on[:, 2:] - on[:, :2]).T)
+    h, w = fallback.shape
+    grow = int(0.02 * max(h, w)) | 1
+    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (grow, grow))
+    x, y = np.clip(mid[:, 0], 0, w - 1), np.clip(mid[:, 1], 0, h - 1)
+    chosen = [m for m in regions if length[cv2.dilate(m, disc)[y, x] > 0].sum() >= 0.1 * length.sum()]
+    return np.max(chosen, axis=0) if chosen else fallback
+
+
+def _beside_tile_colours(seg: np.ndarray, colours: ColourModel, offset=4.0) -> np.ndarray:
+    """Which segments have a tile colour (not the table's) on at least one side along most of
+    their length: tile edges do, the checks of a cloth or the grain of a wooden table do not."""
+    if not len(seg):
+        return np.zeros(0, bool)
+    h, w = colours.lab.shape[:2]
+    d = seg[:, 2:] - seg[:, :2]
+    n = np.column_stack([-d[:, 1], d[:, 0]]) / (np.hypot(d[:, 0], d[:, 1])[:, None] + 1e-9)
+    t = np.linspace(0.15, 0.85, 7)
+    along = seg[:, None, :2] + t[None, :, None] * d[:, None, :]
+    sides = np.stack([along + offset * n[:, None, :], along - offset * n[:, None, :]])   # (2, N, 7, 2)
+    pix = np.clip(sides.round().astype(int), 0, [w - 1, h - 1])
+    labels, _ = colours.classify(colours.lab[pix[..., 1], pix[..., 0]])
+    return ((labels != TABLE).any(axis=0)).mean(axis=1) >= 0.5
+
+
+def _fit_region(seg: np.ndarray, shape, mask, colours: ColourModel, hint=None):
+    """Vanishing points, rectification and lattice of the segments of one candidate region;
+    with `hint` (a mask of the segments) only those segments propose edge directions and the
+    lattice's period, and all of them refine and judge it.
 
     Returns (image->plane map, families, residual, inlier fraction, inlier fraction, segments, mask);
     raises NoWorldFoundError when the region shows no hex pattern."""
     h, w = shape
-    if len(seg) < 6:
+    hyp = seg if hint is None else seg[hint]
+    if len(hyp) < 6:
         raise NoWorldFoundError("too few straight tile edges in the photo")
     norm_s = max(h, w) / 2.0
     N = np.array([[1 / norm_s, 0, -w / 2 / norm_s], [0, 1 / norm_s, -h / 2 / norm_s], [0, 0, 1]])
-    segn = np.column_stack([_apply(N, seg[:, :2]), _apply(N, seg[:, 2:])])
-    ang, length, peaks = _angle_peaks(seg)
+    segn = np.column_stack([_apply(N, hyp[:, :2]), _apply(N, hyp[:, 2:])])
+    ang, length, peaks, heights = _angle_peaks(hyp, n=DIRECTION_PEAKS, min_sep=12.0)
     if len(peaks) < 3:
         raise NoWorldFoundError("tile edges in three directions are not visible")
     rng = np.random.default_rng(7)
-    vps, support = [], []
-    for pk in peaks:
-        diff = np.abs((ang - pk + 90) % 180 - 90)
-        members = np.flatnonzero(diff < 14)
-        v, inl = _vanishing_point(segn[members], rng)
-        if v is None:
-            raise NoWorldFoundError("tile edge directions are inconsistent")
-        vps.append(v)
-        support.append(length[members[inl]].sum())
-    M = _rectify_from_vps(np.array(vps), np.array(support))
+    vps = {}
+
+    def vanishing_point(i):                 # of the segments near peak i, computed once
+        if i not in vps:
+            diff = np.abs((ang - peaks[i] + 90) % 180 - 90)
+            members = np.flatnonzero(diff < 14)
+            v, inl = _vanishing_point(segn[members], rng)
+            vps[i] = (v, length[members[inl]].sum())
+        return vps[i]
+
+    best, failure = None, "tile edge directions are inconsistent"
+    for trip in _direction_triplets(peaks, heights)[:MAX_TRIPLETS]:
+        found = [vanishing_point(i) for i in trip]
+        if any(v is None for v, _ in found):
+            continue
+        try:
+            fit = _fit_directions(np.array([v for v, _ in found]), np.array([s for _, s in found]),
+                                  N, seg, hyp, mask, colours)
+        except NoWorldFoundError as exc:
+            failure = str(exc)
+            continue
+        if best is None or fit[4] > best[4]:
+            best = fit
+        if best[4] >= GOOD_INLIERS:
+            break
+    if best is None:
+        raise NoWorldFoundError(failure)
+    return best
+
+
+def _fit_directions(vps, support, N, seg, hyp, mask, colours: ColourModel):
+    """The lattice of three edge directions given by their vanishing points (see _fit_region)."""
+    M = _rectify_from_vps(vps, support)
     if M is None:
         raise NoWorldFoundError("the tile edges do not form a hex pattern")
     M = _orient(M @ N, mask)
-    fit = _fit_lattice(M, seg, colours)
+    fit = _fit_lattice(M, seg, hyp, colours)
     if fit is None:
         raise NoWorldFoundError("no regular hex lattice fits the tile edges")
     M1, fam, resid, inl = fit
@@ -271,15 +379,27 @@ def _fit_region(seg: np.ndarray, shape, mask, colours: ColourModel):
 
 def _check_plausible(M1, seg, fam, mask):
     """Refuse lattices no EXXIT World can have: straight edges longer than a hexagon's side (the
-    lattice is too fine, so every edge finds some line), or far more cells than a set has tiles."""
+    lattice is too fine, so every edge finds some line), edges along far more cells than a set has
+    tiles, a plane seen edge-on, or edges of one direction only."""
+    ys, xs = np.nonzero(mask[::4, ::4])
+    c = np.array([xs.mean() * 4, ys.mean() * 4]) if len(xs) else np.array(mask.shape[::-1]) / 2
+    eps = 2.0
+    p = _apply(M1, np.array([c, c + [eps, 0], c + [0, eps]]))
+    sv = np.linalg.svd(np.column_stack([p[1] - p[0], p[2] - p[0]]), compute_uv=False)
+    if sv[1] < MIN_FORESHORTENING * sv[0]:
+        raise NoWorldFoundError("the fitted lattice is degenerate")   # a plane seen edge-on
     sp = np.column_stack([_apply(M1, seg[:, :2]), _apply(M1, seg[:, 2:])])
-    length = np.hypot(sp[:, 2] - sp[:, 0], sp[:, 3] - sp[:, 1])[fam >= 0]
+    length = np.hypot(sp[:, 2] - sp[:, 0], sp[:, 3] - sp[:, 1])
+    per_family = np.bincount(fam[fam >= 0], weights=length[fam >= 0], minlength=3)
+    if np.sort(per_family)[1] < 0.1 * per_family.sum():
+        raise NoWorldFoundError("the fitted lattice explains tile edges of one direction only")
+    length = length[fam >= 0]
     if len(length) and np.percentile(length, 90) > 1.35 / SQRT3:
         raise NoWorldFoundError("the straight edges are longer than tile sides of any fitting lattice")
     if not len(length) or np.median(length) < 0.08:
         raise NoWorldFoundError("the fitted lattice is degenerate")
-    ys, xs = np.nonzero(mask[::3, ::3])
-    cells = np.unique(plane_to_cells(_apply(M1, np.column_stack([xs * 3, ys * 3]).astype(float))), axis=0)
+    on = sp[fam >= 0]                 # the cells the lattice's edges run along
+    cells = np.unique(plane_to_cells(np.concatenate([on[:, :2], on[:, 2:], (on[:, :2] + on[:, 2:]) / 2])), axis=0)
     if len(cells) > MAX_CELLS:
         raise NoWorldFoundError("the fitted lattice is far finer than EXXIT tiles")
     if len(cells) < 2:
@@ -363,11 +483,13 @@ def _pnp_with_focal(camera: Camera, obj, img, full_size, diag, search: bool) -> 
 
     def solve(f):
         K = np.array([[f, 0, w / 2], [0, f, h / 2], [0, 0, 1.0]])
-        ok, rvec, tvec = cv2.solvePnP(obj, img, K, None, flags=cv2.SOLVEPNP_SQPNP)
-        if not ok:
-            return None, np.inf
-        ok, rvec, tvec = cv2.solvePnP(obj, img, K, None, rvec, tvec, useExtrinsicGuess=True,
-                                      flags=cv2.SOLVEPNP_ITERATIVE)
+        try:
+            ok, rvec, tvec = cv2.solvePnP(obj, img, K, None, flags=cv2.SOLVEPNP_SQPNP)
+            if ok:
+                ok, rvec, tvec = cv2.solvePnP(obj, img, K, None, rvec, tvec, useExtrinsicGuess=True,
+                                              flags=cv2.SOLVEPNP_ITERATIVE)
+        except cv2.error:               # degenerate correspondences (e.g. all on one line)
+            ok = False
         if not ok:
             return None, np.inf
         R, _ = cv2.Rodrigues(rvec)
@@ -474,9 +596,10 @@ def _period_score(rho, wts, period):
     return z
 
 
-def _fit_lattice(M, seg, colours: ColourModel):
-    """Pitch, phase and refined homography of the lattice; None when nothing lattice-like fits."""
-    sp = np.column_stack([_apply(M, seg[:, :2]), _apply(M, seg[:, 2:])])
+def _fit_lattice(M, seg, hyp, colours: ColourModel):
+    """Pitch and phase of the lattice on the segments `hyp`, and its homography refined on all
+    segments `seg`; None when nothing lattice-like fits."""
+    sp = np.column_stack([_apply(M, hyp[:, :2]), _apply(M, hyp[:, 2:])])
     fam, length = _assign(sp)
     good = fam >= 0
     if good.sum() < 6:
@@ -504,7 +627,7 @@ def _fit_lattice(M, seg, colours: ColourModel):
     fit = _refine(T @ M, seg)           # the edge lines do not depend on which coset holds centres
     if fit is None:
         return None
-    return (_choose_coset(fit[0], colours),) + tuple(fit[1:])
+    return (_choose_coset(fit[0], colours, seg[fit[1] >= 0]),) + tuple(fit[1:])
 
 
 def _origin_from_phases(phases, period):
@@ -515,15 +638,19 @@ def _origin_from_phases(phases, period):
     return np.linalg.lstsq(A, b, rcond=None)[0]
 
 
-def _choose_coset(M1, colours: ColourModel):
-    """Of the three sub-lattices consistent with the edge lines, keep the one of the tile centres."""
+def _choose_coset(M1, colours: ColourModel, edges: np.ndarray):
+    """Of the three sub-lattices consistent with the edge lines, keep the one of the tile centres:
+    the one whose cells around the lattice's edge segments `edges` have the smoothest interiors
+    (for the other two, those edges cross the cells)."""
     smooth = cv2.GaussianBlur(colours.lab[..., 0], (0, 0), 1.2)
     gx = cv2.Sobel(smooth, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(smooth, cv2.CV_32F, 0, 1, ksize=3)
     grad = np.hypot(gx, gy)
     h, w = grad.shape
-    ys, xs = np.nonzero(colours.world_mask[::3, ::3])
-    pts = np.column_stack([xs * 3, ys * 3]).astype(float)
+    pts = np.concatenate([edges[:, :2], edges[:, 2:], (edges[:, :2] + edges[:, 2:]) / 2])
+    if len(edges) < 4:
+        ys, xs = np.nonzero(colours.world_mask[::3, ::3])
+        pts = np.column_stack([xs * 3, ys * 3]).astype(float)
     shift = np.array([0.5, -0.5 / SQRT3])
     ang = np.linspace(0, 2 * np.pi, 12, endpoint=False)
     best = None
