@@ -16,7 +16,7 @@ from .profile import load_profile
 from .reading import PhotoReading
 from .sanity import sanity_warnings
 from .stacks import CONFIDENT as STACK_CONFIDENT, EdgeMap, read_stacks
-from .tiles import CONFIDENT as TILE_CONFIDENT, candidate_cells, outline_support, read_tiles
+from .tiles import CONFIDENT as TILE_CONFIDENT, candidate_cells, classify_tiles, outline_support, read_tiles
 
 
 def analyze_photo(source, profile=None) -> PhotoReading:
@@ -35,26 +35,12 @@ def analyze_photo(source, profile=None) -> PhotoReading:
     profile = load_profile(profile) if profile is not None else replace(load_profile(None), colours={})
     image = load_image(source)
     lap("load_s")
-    colours = find_colours(image.work, profile)
-    if _world_is_small(colours):
-        image = image.with_work_side(DETAIL_LONG_SIDE)
-        colours = find_colours(image.work, profile)
-    lap("colours_s")
-    gray = cv2.cvtColor(image.work, cv2.COLOR_BGR2GRAY)
-    geo = find_world(gray, colours, profile, image.size, image.scale)
-    lap("geometry_s")
-    cells = candidate_cells(colours, geo)
-    edges = EdgeMap(colours)
-    for attempt in range(3):        # grow the candidates until the World's outline is inside them
-        outline = outline_support(edges, geo, cells)
-        first = read_tiles(colours, geo, cells, outline)
-        wanted = set(first.tiles) | ring(first.tiles) | ring(ring(first.tiles))
-        if wanted <= set(cells) or attempt == 2:
-            break
-        cells = sorted(set(cells) | wanted)
+    image, colours, geo = locate_world(image, profile)
+    lap("world_s")
+    cells, edges, outline, first = first_tile_pass(colours, geo)
     stack_cells = set(first.tiles) | ring(first.tiles)
     stacks = read_stacks(colours, geo, profile, sorted(stack_cells), first.tiles, edges)
-    tiles = read_tiles(colours, geo, cells, outline, hidden=stacks.hidden, previous=first)
+    tiles = classify_tiles(colours, geo, cells, outline, stacks.hidden, set(stacks.stacks))
     lap("cells_s")
     world, ignored = _world_cells(tiles.tiles)
     if not world:
@@ -77,6 +63,41 @@ def analyze_photo(source, profile=None) -> PhotoReading:
     timing["total_s"] = time.perf_counter() - t0
     return PhotoReading(tiles=tiles, stacks=stacks, geometry=geo, colours=colours, profile=profile,
                         image_size=image.size, origin=origin, warnings=warnings, timing=timing)
+
+
+def locate_world(image, profile):
+    """(image, colours, geometry): the colour model and the World's lattice and camera. A small
+    World is looked at at a finer working resolution (the returned image); when one resolution
+    shows no World, the other is tried before giving up."""
+    coarse = find_colours(image.work, profile)
+    failure = None
+    for work_image in ((None, image) if _world_is_small(coarse) else (image, None)):
+        if work_image is None:
+            work_image = image.with_work_side(DETAIL_LONG_SIDE)
+            if work_image is image:
+                continue                            # the photo is no larger than the working image
+        try:
+            colours = coarse if work_image is image else find_colours(work_image.work, profile)
+            gray = cv2.cvtColor(work_image.work, cv2.COLOR_BGR2GRAY)
+            return work_image, colours, find_world(gray, colours, profile, work_image.size, work_image.scale)
+        except NoWorldFoundError as exc:
+            failure = failure or exc
+    raise failure
+
+
+def first_tile_pass(colours, geo):
+    """(cells, edges, outline, tiles): the tile cells read before the stacks are known, growing the
+    candidate cells until the World's outline is inside them."""
+    cells = candidate_cells(colours, geo)
+    edges = EdgeMap(colours)
+    for attempt in range(3):
+        outline = outline_support(edges, geo, cells)
+        first = read_tiles(colours, geo, cells, outline)
+        wanted = set(first.tiles) | ring(first.tiles) | ring(ring(first.tiles))
+        if wanted <= set(cells) or attempt == 2:
+            break
+        cells = sorted(set(cells) | wanted)
+    return cells, edges, outline, first
 
 
 SMALL_WORLD = 0.3

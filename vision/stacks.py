@@ -1,9 +1,11 @@
 """Stage 4: stacks of discs on tiles and on the perimeter: presence, height, top and side colours.
 
-Every candidate cell is tested against stack hypotheses of height 0..MAX_HEIGHT. A hypothesis is
-the projected silhouette of a cylinder (the profile's disc diameter, h times its thickness) standing
-on the cell; its score is the image edge strength across that silhouette. The best height wins; its
-margin over the runner-up is the confidence. The top disc's colour is read inside the top ellipse,
+Every candidate cell is measured against stack hypotheses of height 1..MAX_READ: the projected
+silhouette of a cylinder (the profile's disc diameter, h times its thickness) standing on the cell,
+with the edge support along its outline, the colours inside its top face and the lattice edges it
+would hide (stack_evidence). A classifier trained on rendered photos with exact truth
+(vision/forest.py) turns that evidence into chances of no stack and of each height; the
+likeliest height's chance is its confidence. The top disc's colour is read inside the top ellipse,
 the side discs' colours on the stack's front face between the expected disc boundaries.
 """
 from __future__ import annotations
@@ -13,29 +15,33 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from .colours import ColourModel
+from .colours import BLACK, TABLE, WHITE, ColourModel
 from .geometry import WorldGeometry
 from .hexgrid import cells_to_plane
 from .profile import SetProfile
+from .forest import Forest
 
-MAX_HEIGHT = 9                   # scored up to here; readable up to MAX_HEIGHT - 1
+MAX_READ = 8                     # tallest stack read (RULES.md §14: 6,500 random games never passed 7)
+MAX_HEIGHT = MAX_READ + 1        # scored up to here: the top rim's step needs the height above
 CIRCLE = np.stack([np.cos(np.linspace(0, 2 * np.pi, 48, endpoint=False)),
                    np.sin(np.linspace(0, 2 * np.pi, 48, endpoint=False))], axis=1)
-SIDE_MIN = 0.3                   # minimal support of a stack's side outlines
-TOP_PRESENCE = 0.75              # minimal stack_score
-FRONT_MIN = 0.25                 # minimal support of the top rim's near half
-SHIFT_STEPS_MM = (3.0, 1.5, 0.75)   # coarse-to-fine search of a stack's offset from its cell centre
+RIM = CIRCLE[::2]                # the coarser circle of the many-hypothesis scores
+SHIFT_GRID_MM = np.array([(1.2 * (q + r / 2), 1.2 * r * 0.866)     # a stack's offsets from its cell
+                          for q in range(-3, 4) for r in range(-3, 4) if abs(q + r) <= 3])    # centre tried
 SATURATION = 3.0
 SIDE_SAMPLES = 10
-TOP_UNIFORM = 0.7                # share of a top face's samples that must share one disc colour
 OCCLUSION_MARGIN_PX = 5.0        # an edge this far inside a silhouette would be hidden by the stack
-OCCLUDED_EDGE_SHARE = 0.8        # visible lattice edge length (share of the stack's width) refuting it
-SHORT_SIDE_PX = 6.0
-MIN_OUTLINE = 0.4                # weakest of side outline and front rim for a stack at all
-HEIGHT_TIE = 0.15                # stack_score differences below this do not tell heights apart
-HEIGHT_PRIOR = 0.03               # taller stacks are rarer (RULES.md §14): a small cost per disc
-NORMAL_SEARCH_PX = (-1.5, -0.75, 0.0, 0.75, 1.5)      # coarse-to-fine search of a stack's offset from its cell centre
+NORMAL_SEARCH_PX = (-1.2, 0.0, 1.2)   # tolerated misfit of an outline, across it
 CONFIDENT = 0.6
+
+
+@dataclass
+class StackEvidence:
+    cell: tuple
+    on_tile: bool
+    shifts: list                  # mm: per height 1..MAX_READ, the offset from the cell centre that fits it best
+    features: np.ndarray          # float32 vector, see stack_evidence
+    scores: tuple                 # (sides, front, back) edge support per height 0..MAX_HEIGHT, 1-stack's offset
 
 
 @dataclass
@@ -84,7 +90,7 @@ def ring_points(geo: WorldGeometry, profile: SetProfile, cell, height_mm: float,
     """Full-resolution pixels of the disc circle (radius * scale) at `height_mm` over the cell,
     its centre moved by `shift` (mm) from the cell's centre."""
     r = profile.disc_diameter_mm / 2 * scale
-    return geo.project([cell] * len(CIRCLE), height_mm, CIRCLE * r + np.asarray(shift))
+    return geo.project([cell], height_mm, CIRCLE * r + np.asarray(shift))
 
 
 def silhouette(geo, profile, cell, height, on_tile, shift=(0.0, 0.0)) -> np.ndarray:
@@ -99,13 +105,10 @@ class EdgeMap:
     """Colour gradients of the working image, normalised by their typical strength on the World."""
 
     def __init__(self, colours: ColourModel):
-        lab = colours.lab
-        self.g = []
-        for c, wt in ((0, 1.0), (1, 1.2), (2, 1.2)):
-            ch = cv2.GaussianBlur(lab[..., c], (3, 3), 0) * wt
-            self.g.append((cv2.Sobel(ch, cv2.CV_32F, 1, 0, ksize=3) / 8,
-                           cv2.Sobel(ch, cv2.CV_32F, 0, 1, ksize=3) / 8))
-        mag = np.sqrt(sum(gx ** 2 + gy ** 2 for gx, gy in self.g))
+        lab = cv2.GaussianBlur(colours.lab, (3, 3), 0) * np.array([1.0, 1.2, 1.2], np.float32)
+        self.gx = cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3) / 8      # (h, w, 3): L, a, b
+        self.gy = cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3) / 8
+        mag = np.sqrt((self.gx ** 2 + self.gy ** 2).sum(axis=2))
         vals = mag[colours.world_mask > 0]
         self.norm = float(np.percentile(vals, 90)) if len(vals) else 1.0
         self.norm = max(self.norm, 1.0)
@@ -122,113 +125,87 @@ class EdgeMap:
         pad = (-total) % cols                  # remap maps must stay under 32767 rows and columns
         mx = np.append(shifted[..., 0].ravel(), np.zeros(pad)).astype(np.float32).reshape(-1, cols)
         my = np.append(shifted[..., 1].ravel(), np.zeros(pad)).astype(np.float32).reshape(-1, cols)
-        nx = np.tile(normals[:, 0], len(offsets))
-        ny = np.tile(normals[:, 1], len(offsets))
-        s = np.zeros(total)
-        for gx, gy in self.g:
-            vx = cv2.remap(gx, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT).ravel()[:total]
-            vy = cv2.remap(gy, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT).ravel()[:total]
-            s += (vx * nx + vy * ny) ** 2
-        s = np.sqrt(s).reshape(len(offsets), n).max(axis=0)     # tolerate a pixel or two of misfit
+        vx = cv2.remap(self.gx, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT).reshape(-1, 3)[:total]
+        vy = cv2.remap(self.gy, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT).reshape(-1, 3)[:total]
+        nx = np.tile(normals[:, 0].astype(np.float32), len(offsets))[:, None]
+        ny = np.tile(normals[:, 1].astype(np.float32), len(offsets))[:, None]
+        across = vx * nx + vy * ny
+        s = np.sqrt(across[:, 0] ** 2 + across[:, 1] ** 2 + across[:, 2] ** 2)
+        s = s.reshape(len(offsets), n).max(axis=0)     # tolerate a pixel or two of misfit
         return np.clip(s / self.norm, 0, SATURATION)
 
 
-def _contour_samples(poly: np.ndarray, n=72):
-    """Points and outward normals evenly spaced along a closed convex polygon."""
-    p = np.concatenate([poly, poly[:1]])
-    seg = np.diff(p, axis=0)
-    lens = np.hypot(seg[:, 0], seg[:, 1])
-    cum = np.concatenate([[0], np.cumsum(lens)])
-    t = np.linspace(0, cum[-1], n, endpoint=False)
-    idx = np.clip(np.searchsorted(cum, t, side="right") - 1, 0, len(seg) - 1)
-    frac = ((t - cum[idx]) / np.maximum(lens[idx], 1e-9))[:, None]
-    pts = p[idx] + seg[idx] * frac
-    tang = seg[idx] / np.maximum(lens[idx], 1e-9)[:, None]
-    normals = np.stack([tang[:, 1], -tang[:, 0]], 1)
-    return pts, normals
-
-
-def score_heights(edges: EdgeMap, geo, profile, cell, on_tile, blocked=None, max_height=MAX_HEIGHT,
-                  shift_mm=(0.0, 0.0)):
-    """(sides, front, back) edge support per height 0..max_height.
+def score_heights(edges: EdgeMap, geo, profile, cell, on_tile, blocked=None, shifts_mm=((0.0, 0.0),)):
+    """(sides, front, back) edge support, each (len(shifts_mm), MAX_HEIGHT + 1): per offset of
+    the stack from its cell centre (mm) and per height 0..MAX_HEIGHT.
 
     sides[h]: along the two vertical silhouette lines of an h-stack (its left and right outline,
     base to top); front[h] and back[h]: along the near half (the top face's front edge) and the
-    far half (the silhouette) of its top disc's rim.
+    far half (the silhouette) of its top disc's rim. Points hidden by `blocked` do not count.
     """
-    s = geo.scale
+    shifts = np.asarray(shifts_mm, float).reshape(-1, 2)
+    S, H, n, m = len(shifts), MAX_HEIGHT + 1, len(RIM), SIDE_SAMPLES
     base = _base_height(profile, on_tile)
-    heights = base + np.arange(max_height + 1) * profile.disc_thickness_mm
+    heights = base + np.arange(H) * profile.disc_thickness_mm
     r = profile.disc_diameter_mm / 2
-    n = len(CIRCLE)
-    shift = np.asarray(shift_mm, float)
-    offs = np.tile(CIRCLE * r + shift, (len(heights), 1))
-    rims = geo.project([cell] * len(offs), np.repeat(heights, n), offs).reshape(len(heights), n, 2) * s
     toward = geo.camera.centre[:2] - np.array(cells_to_plane([cell])[0]) * geo.pitch_mm
-    near = CIRCLE @ toward > 0
+    near = RIM @ toward > 0
     a0 = np.arctan2(toward[1], toward[0])
-    m = SIDE_SAMPLES
-    side_off = np.array([[np.cos(a0 + d), np.sin(a0 + d)] for d in (np.pi / 2, -np.pi / 2)]) * r + shift
+    sides_at = np.array([[np.cos(a0 + d), np.sin(a0 + d)] for d in (np.pi / 2, -np.pi / 2)]) * r
     frac = (np.arange(m) + 0.5) / m
-    H = len(heights)
-    # side outlines: m points on each of the two vertical silhouette lines, for every height
     zs = base + frac[None, :] * (heights - base)[:, None]                       # (H, m)
-    side_pts = [geo.project([cell] * (H * m), zs.ravel(), np.repeat(off[None], H * m, 0)).reshape(H, m, 2) * s
-                for off in side_off]
-    side_nrm = []
-    for line in side_pts:
-        d = line[:, -1] - line[:, 0]
-        d[0] = (0.0, 1.0)
-        nrm = np.stack([d[:, 1], -d[:, 0]], 1) / (np.linalg.norm(d, axis=1, keepdims=True) + 1e-9)
-        side_nrm.append(np.repeat(nrm[:, None, :], m, axis=1))
-    ccw = np.where([_clockwise(rim) for rim in rims], -1.0, 1.0)[:, None, None]
-    tang = np.roll(rims, -1, axis=1) - np.roll(rims, 1, axis=1)
+    # rims (S, H, n) and side lines (S, 2, H, m): offsets and heights of every point
+    rim_off = shifts[:, None, None, :] + (RIM * r)[None, None, :, :] + np.zeros((1, H, 1, 1))
+    rim_z = np.broadcast_to(heights[None, :, None], (S, H, n))
+    side_off = shifts[:, None, None, None, :] + sides_at[None, :, None, None, :] + np.zeros((1, 1, H, m, 1))
+    side_z = np.broadcast_to(zs[None, None], (S, 2, H, m))
+    offs = np.concatenate([rim_off.reshape(-1, 2), side_off.reshape(-1, 2)])
+    z = np.concatenate([rim_z.ravel(), side_z.ravel()])
+    pix = geo.project([cell], z, offs) * geo.scale
+    rims = pix[:S * H * n].reshape(S, H, n, 2)
+    side_pts = pix[S * H * n:].reshape(S, 2, H, m, 2)
+    d = side_pts[..., -1, :] - side_pts[..., 0, :]                               # (S, 2, H, 2)
+    d[:, :, 0] = (0.0, 1.0)
+    side_nrm = np.stack([d[..., 1], -d[..., 0]], -1) / (np.linalg.norm(d, axis=-1, keepdims=True) + 1e-9)
+    side_nrm = np.broadcast_to(side_nrm[..., None, :], side_pts.shape)
+    x, y = rims[..., 0], rims[..., 1]
+    area = np.sum(x * np.roll(y, -1, axis=-1) - np.roll(x, -1, axis=-1) * y, axis=-1)
+    ccw = np.where(area < 0, -1.0, 1.0)[..., None, None]
+    tang = np.roll(rims, -1, axis=2) - np.roll(rims, 1, axis=2)
     rim_nrm = ccw * np.stack([tang[..., 1], -tang[..., 0]], -1)
     rim_nrm /= np.linalg.norm(rim_nrm, axis=-1, keepdims=True) + 1e-9
-    pts = np.concatenate([side_pts[0], side_pts[1], rims], axis=1).reshape(-1, 2)
-    nrm = np.concatenate([side_nrm[0], side_nrm[1], rim_nrm], axis=1).reshape(-1, 2)
+    pts = np.concatenate([rims.reshape(-1, 2), side_pts.reshape(-1, 2)])
+    nrm = np.concatenate([rim_nrm.reshape(-1, 2), side_nrm.reshape(-1, 2)])
     sup = edges.support(pts, nrm)
     if blocked is not None:
-        x = np.clip(np.round(pts[:, 0]).astype(int), 0, edges.w - 1)
-        y = np.clip(np.round(pts[:, 1]).astype(int), 0, edges.h - 1)
-        sup = np.where(blocked[y, x] == 0, sup, np.nan)
-    sup = sup.reshape(H, 2 * m + n)
-    sides, front, back = (np.zeros(H) for _ in range(3))
-    side_len = np.linalg.norm(side_pts[0][:, -1] - side_pts[0][:, 0], axis=1) * m / max(m - 1, 1)
-    for h in range(H):
-        side = sup[h, :2 * m]
-        side = side[~np.isnan(side)]
-        sides[h] = float(np.mean(side)) if h and len(side) >= m else 0.0
-        if h and side_len[h] < SHORT_SIDE_PX:   # a wall a few pixels high shows no outline to test
-            sides[h] = max(sides[h], SIDE_MIN)
-        rim_sup = sup[h, 2 * m:]
-        front[h], back[h] = robust_mean(rim_sup[near], 6), robust_mean(rim_sup[~near], 6)
-    return sides, front, back
+        px = np.clip(np.round(pts[:, 0]).astype(int), 0, edges.w - 1)
+        py = np.clip(np.round(pts[:, 1]).astype(int), 0, edges.h - 1)
+        sup = np.where(blocked[py, px] == 0, sup, np.nan)
+    rim_sup = sup[:S * H * n].reshape(S, H, n)
+    side_sup = sup[S * H * n:].reshape(S, 2, H, m).transpose(0, 2, 1, 3).reshape(S, H, 2 * m)
+    counted = (~np.isnan(side_sup)).sum(axis=-1)
+    sides = np.where(counted >= m, np.nansum(side_sup, axis=-1) / np.maximum(counted, 1), 0.0)
+    sides[:, 0] = 0.0
+    return sides, robust_mean(rim_sup[..., near], 6), robust_mean(rim_sup[..., ~near], 6)
 
 
-def stack_score(sides, front, back):
-    """Evidence for a stack of each height h: the far half of its top rim (the top's silhouette:
-    lower rims are hidden under the top face, higher ones float in the air), the step of the
-    near-half support between h and h+1 (the top face's front edge exists at the top and nowhere
-    above it; seams below also show it, so only the step counts), and its two side outlines."""
-    nxt = np.append(front[1:], front[-1])
-    score = back + (front - nxt) + 0.5 * sides - HEIGHT_PRIOR * np.arange(len(front))
-    score[-1] = -np.inf                 # the last height only serves as the step above its neighbour
-    return np.where((front >= FRONT_MIN) & (sides >= SIDE_MIN), score, -np.inf)
-
-
-def robust_mean(sup: np.ndarray, min_points: int) -> float:
-    """Mean of the support values without NaNs (hidden points) and the weakest eighth; 0 if too few."""
-    sup = sup[~np.isnan(sup)]
-    if len(sup) < min_points:
-        return 0.0
-    return float(np.mean(np.sort(sup)[len(sup) // 8:]))       # ignore the weakest eighth
+def robust_mean(sup: np.ndarray, min_points: int):
+    """Mean over the last axis of the support values without NaNs (hidden points) and the weakest
+    eighth; 0 where fewer than `min_points` are left."""
+    sup = np.asarray(sup, float)
+    count = (~np.isnan(sup)).sum(axis=-1)
+    ordered = np.nan_to_num(np.sort(sup, axis=-1))                 # NaNs sort last and add nothing
+    csum = np.concatenate([np.zeros(sup.shape[:-1] + (1,)), np.cumsum(ordered, axis=-1)], axis=-1)
+    skip = count // 8                                             # ignore the weakest eighth
+    total = np.take_along_axis(csum, count[..., None], -1)[..., 0] - np.take_along_axis(csum, skip[..., None], -1)[..., 0]
+    mean = np.where(count >= min_points, total / np.maximum(count - skip, 1), 0.0)
+    return float(mean) if mean.ndim == 0 else mean
 
 
 def rim_support(edges: EdgeMap, geo, cell, height_mm: float, radius_mm: float) -> float:
     """Edge support along a horizontal circle of `radius_mm` at `height_mm` over a cell: the weaker
     of its far half (a disc top's silhouette) and its near half (the top face's front edge)."""
-    pts = geo.project([cell] * len(CIRCLE), height_mm, CIRCLE * radius_mm) * geo.scale
+    pts = geo.project([cell], height_mm, CIRCLE * radius_mm) * geo.scale
     toward = geo.camera.centre[:2] - np.array(cells_to_plane([cell])[0]) * geo.pitch_mm
     near = CIRCLE @ toward > 0
     ccw = -1.0 if _clockwise(pts) else 1.0
@@ -243,112 +220,207 @@ def _clockwise(poly) -> bool:
     return float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y)) < 0
 
 
-def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, cells, tiles: dict,
-                edges: "EdgeMap | None" = None) -> StackReading:
-    """Find the stacks among `cells` (on-tile when the cell is in `tiles`).
+def stack_evidence(edges: EdgeMap, colours: ColourModel, geo: WorldGeometry, profile: SetProfile, cell,
+                   on_tile: bool, ground: int, hidden: np.ndarray, lattice_edges: np.ndarray) -> StackEvidence:
+    """Everything the photo says about a stack of each height 1..MAX_READ on `cell`, as one vector.
 
-    Cells are decided nearest-to-camera first; a decided stack's silhouette then hides the image
-    behind it, so its edges are not counted again as evidence for a stack further away.
+    Each height is tried at every offset of SHIFT_GRID_MM from the cell centre and keeps the one
+    that fits it best: its outline (edge support of the side outlines, of the near and far halves
+    of its top rim and the step to the next height up) plus its base (the front edge where the
+    stack meets the ground, and the ground's colour just in front of it). The base matters: a
+    lower stack moved away from the camera has the top rim of a taller one, but its base would
+    stand on the taller one's lower discs. Then, per height at its offset: those measures, the
+    colours and spread inside its top face, and the visible lattice edge its silhouette would hide.
+    `ground` is the colour class under the cell (the tile's, or the table's off the World).
     """
-    edges = edges or EdgeMap(colours)
-    lattice_edges = geo.segments[geo.families >= 0]
-    reading = StackReading(hidden=np.zeros(colours.world_mask.shape, np.uint8))
-    cam = geo.camera.centre
-    dist = {c: float(np.linalg.norm(np.append(np.array(cells_to_plane([c])[0]) * geo.pitch_mm, 0) - cam))
-            for c in cells}
-    for cell in sorted(cells, key=dist.get):
-        on_tile = cell in tiles
-        sides, front, back = score_heights(edges, geo, profile, cell, on_tile, blocked=reading.hidden)
-        total = stack_score(sides, front, back)
-        best = int(np.argmax(total[1:])) + 1
-        if not np.isfinite(total[best]) or total[best] < 0.6 * TOP_PRESENCE:
-            continue
-        shift = np.zeros(2)
-        for step in SHIFT_STEPS_MM:         # stacks are rarely centred: find the offset that fits best
-            trials = [shift + step * np.array(d) for d in ((1, 0), (-1, 0), (0, 1), (0, -1))]
-            results = [score_heights(edges, geo, profile, cell, on_tile, reading.hidden, shift_mm=t)
-                       for t in trials]
-            totals = [stack_score(*r) for r in results]
-            k = int(np.argmax([t.max() for t in totals]))
-            if totals[k].max() > total[best]:
-                shift = trials[k]
-                sides, front, back = results[k]
-                total = totals[k]
-                best = int(np.argmax(total[1:])) + 1
-        if total[best] < TOP_PRESENCE or sides[best] < SIDE_MIN:
-            continue
-        best = _unoccluded_height(geo, profile, cell, on_tile, shift, total, lattice_edges)
-        if best is None:
-            continue                    # every candidate height would hide tile edges we can see
-        if top_uniformity(colours, geo, profile, cell, best, on_tile, shift) < TOP_UNIFORM:
-            continue                    # a disc's top is one colour: this is tile edges, not a stack
-        # heights scoring nearly as well are indistinguishable (near-vertical views, where every
-        # rim falls on the same circle): keep the lowest, the likelier, and flag the doubt
-        close = [h for h in range(1, len(total)) if np.isfinite(total[h]) and total[h] >= total[best] - HEIGHT_TIE]
-        others = np.delete(total[1:], best - 1)
-        others = others[np.isfinite(others)]
-        margin = total[best] - (others.max() if len(others) else 0.0)
-        height_conf = float(np.clip(margin / 1.0, 0, 1))
-        if min(close) < best:
-            best, height_conf = min(close), min(height_conf, 0.5)
-        # one disc's parallax in pixels: below a few pixels heights are barely told apart (on the
-        # renders: right 40% of the time under 2 px, 55% under 4 px, 75% above)
-        a, b = geo.project([cell, cell], [0.0, profile.disc_thickness_mm], np.array([shift, shift]))
-        parallax = float(np.linalg.norm(a - b)) * geo.scale
-        height_conf *= float(np.clip((parallax - 1.0) / 6.0, 0.15, 1.0))
-        # stacks imagined on tile edges have a weak front rim or side outline
-        outline = min(sides[best], front[best])
-        if outline < MIN_OUTLINE:
-            continue
-        presence_conf = float(np.clip((outline - MIN_OUTLINE) / 0.8, 0, 1))
-        st = _read_colours(colours, geo, profile, cell, best, on_tile, tuple(shift))
-        st.height_confidence = round(height_conf, 3)
-        st.confidence = round(min(height_conf, presence_conf, st.top_confidence), 3)
-        st.scores = [[round(float(x), 2) for x in arr] for arr in (sides, front, back)]
-        reading.stacks[cell] = st
-        sil = silhouette(geo, profile, cell, best, on_tile, tuple(shift)) * geo.scale
-        cv2.fillPoly(reading.hidden, [np.round(sil).astype(np.int32)], 255)
-    return reading
+    grid = SHIFT_GRID_MM
+    sides, front, back = score_heights(edges, geo, profile, cell, on_tile, hidden, grid)    # (S, H)
+    step = front[:, 1:MAX_READ + 1] - front[:, 2:MAX_READ + 2]
+    outline = back[:, 1:MAX_READ + 1] + step + 0.5 * sides[:, 1:MAX_READ + 1]
+    before = _ground_before(colours, geo, profile, cell, on_tile, ground, grid)
+    fit = outline + front[:, :1] + before[:, None]                                         # (S, MAX_READ)
+    best = np.argmax(fit, axis=0)                                  # each height's offset
+    h_idx = np.arange(MAX_READ)
+    shifts = grid[best]
+    pick = lambda arr: arr[best, h_idx]
+    per_height = [pick(sides[:, 1:MAX_READ + 1]), pick(front[:, 1:MAX_READ + 1]), pick(back[:, 1:MAX_READ + 1]),
+                  pick(front[:, 2:MAX_READ + 2]), pick(step), pick(outline), front[best, 0], before[best],
+                  np.hypot(*shifts.T), pick(fit)]
+    fits = per_height[-1]
+    ranked = np.sort(fits)
+    anchor = grid[int(np.argmax(front[:, 0] + before))]          # where the base fits best
+    column, jumps = _front_column(colours, geo, profile, cell, on_tile, anchor)
+    heights = np.arange(1, MAX_READ + 1)
+    top_z = _base_height(profile, on_tile) + heights * profile.disc_thickness_mm
+    shares, spread = _top_faces(colours, geo, profile, cell, top_z, shifts)
+    hidden_edges = _hidden_edge_share(geo, profile, cell, on_tile, shifts, heights, lattice_edges)
+    a, b = geo.project([cell, cell], [0.0, profile.disc_thickness_mm])
+    parallax = float(np.linalg.norm(a - b)) * geo.scale
+    rim = ring_points(geo, profile, cell, 0.0) * geo.scale
+    diameter = float(np.ptp(rim[:, 0]))
+    pts = silhouette(geo, profile, cell, 2, on_tile) * geo.scale
+    x = np.clip(np.round(pts[:, 0]).astype(int), 0, edges.w - 1)
+    y = np.clip(np.round(pts[:, 1]).astype(int), 0, edges.h - 1)
+    blocked = float(np.mean(hidden[y, x] > 0))
+    # trees split on one feature at a time: where the fit peaks, and by how much, is given directly
+    peaks = [np.argmax(fits) + 1, ranked[-1], ranked[-1] - ranked[-2], np.argmax(per_height[4]) + 1,
+             np.argmax(per_height[2]) + 1]
+    features = np.concatenate(per_height + [fits - ranked[-1], peaks, column, jumps, [np.argmax(jumps) + 1],
+                                            shares.ravel(), spread, hidden_edges,
+                                            np.eye(3)[ground],
+                                            [geo.camera.tilt_deg, parallax, diameter, float(on_tile), blocked]])
+    return StackEvidence(cell=cell, on_tile=on_tile, shifts=[tuple(map(float, v)) for v in shifts],
+                         features=features.astype(np.float32),
+                         scores=(sides[best[0]], front[best[0]], back[best[0]]))
 
 
-def _unoccluded_height(geo, profile, cell, on_tile, shift, total, lattice_edges):
-    """The best-scoring height whose silhouette hides no tile edge the photo shows.
+def _front_column(colours: ColourModel, geo, profile, cell, on_tile, shift):
+    """The lightness up the stack's front (the side line nearest the camera), from a disc below
+    its base to MAX_READ + 1 discs above, in half discs, relative to its median; and per height h
+    the jump between the half disc above h and the one below (a side turns into a top face there).
+    """
+    toward = geo.camera.centre[:2] - np.array(cells_to_plane([cell])[0]) * geo.pitch_mm
+    front = toward / (np.linalg.norm(toward) + 1e-9) * profile.disc_diameter_mm / 2 * 0.97
+    halves = np.arange(-2, 2 * MAX_READ + 3) / 2
+    z = _base_height(profile, on_tile) + (halves + 0.25) * profile.disc_thickness_mm
+    pts = geo.project([cell], z, np.broadcast_to(front + np.asarray(shift), (len(z), 2))) * geo.scale
+    h, w = colours.lab.shape[:2]
+    x = np.clip(pts[:, 0], 0, w - 1).astype(np.float32)[None]
+    y = np.clip(pts[:, 1], 0, h - 1).astype(np.float32)[None]
+    light = cv2.remap(np.ascontiguousarray(colours.lab[..., 0]), x, y, cv2.INTER_LINEAR)[0]
+    light = light - np.median(light)
+    at = {v: i for i, v in enumerate(halves)}
+    jumps = np.array([light[at[hh + 0.5]] - light[at[hh - 0.5]] for hh in range(1, MAX_READ + 1)])
+    return light, jumps
 
-    A stack hides what stands behind it: a straight lattice edge seen inside the silhouette of a
-    hypothetical stack (the far side of its own tile, a neighbour's edge) refutes that height."""
+
+def _ground_before(colours: ColourModel, geo, profile, cell, on_tile, ground, shifts) -> np.ndarray:
+    """Per offset: the share of points just in front of a stack's base (on the camera's side) that
+    show the ground's colour class."""
+    toward = geo.camera.centre[:2] - np.array(cells_to_plane([cell])[0]) * geo.pitch_mm
+    a0 = np.arctan2(toward[1], toward[0])
+    angles = a0 + np.radians(np.linspace(-60, 60, 9))
+    ring_pts = np.concatenate([np.stack([np.cos(angles), np.sin(angles)], 1) * k for k in (1.12, 1.25)])
+    ring_pts *= profile.disc_diameter_mm / 2
+    offs = (np.asarray(shifts)[:, None, :] + ring_pts[None]).reshape(-1, 2)
+    pts = geo.project([cell], _base_height(profile, on_tile), offs) * geo.scale
+    h, w = colours.lab.shape[:2]
+    x = np.clip(np.round(pts[:, 0]).astype(int), 0, w - 1)
+    y = np.clip(np.round(pts[:, 1]).astype(int), 0, h - 1)
+    classes = colours.classify(colours.lab[y, x])[0].reshape(len(shifts), len(ring_pts))
+    return (classes == ground).mean(axis=1)
+
+
+def _top_faces(colours: ColourModel, geo, profile, cell, top_z, shifts):
+    """Per height (its top at top_z, its centre offset by shifts): shares of (table, white, black)
+    pixels inside the top face, and its L spread."""
+    rings = np.concatenate([CIRCLE[::2] * k for k in (0.25, 0.5, 0.75)])
+    r = profile.disc_diameter_mm / 2
+    n = len(rings)
+    offs = (np.asarray(shifts)[:, None, :] + rings[None] * r).reshape(-1, 2)
+    pts = geo.project([cell], np.repeat(top_z, n), offs) * geo.scale
+    h, w = colours.lab.shape[:2]
+    x = np.clip(np.round(pts[:, 0]).astype(int), 0, w - 1)
+    y = np.clip(np.round(pts[:, 1]).astype(int), 0, h - 1)
+    lab = colours.lab[y, x]
+    classes = colours.classify(lab)[0].astype(int).reshape(len(top_z), n)
+    shares = np.stack([(classes == k).mean(axis=1) for k in (TABLE, WHITE, BLACK)], 1)
+    spread = lab[:, 0].reshape(len(top_z), n).std(axis=1)
+    return shares, spread
+
+
+def _hidden_edge_share(geo, profile, cell, on_tile, shifts, heights, lattice_edges) -> np.ndarray:
+    """Per height (at its offset): visible straight lattice edge inside the silhouette a stack of
+    that height would have (a stack hides what stands behind it), as a share of its width."""
     mids = (lattice_edges[:, :2] + lattice_edges[:, 2:]) / 2
     lengths = np.hypot(*(lattice_edges[:, 2:] - lattice_edges[:, :2]).T)
     centre = geo.project([cell], 0.0)[0] * geo.scale
     near = np.linalg.norm(mids - centre, axis=1) < 3.0 * _pitch_px(geo, cell)
     mids, lengths = mids[near], lengths[near]
-    for h in np.argsort(-total):
-        if h == 0 or not np.isfinite(total[h]) or total[h] < TOP_PRESENCE:
-            break
-        sil = (silhouette(geo, profile, cell, int(h), on_tile, tuple(shift)) * geo.scale).astype(np.float32)
-        rim_width = float(np.ptp(sil[:, 0]))
-        seen = sum(l for m, l in zip(mids, lengths)
-                   if cv2.pointPolygonTest(sil, (float(m[0]), float(m[1])), True) > OCCLUSION_MARGIN_PX)
-        if seen < OCCLUDED_EDGE_SHARE * rim_width:
-            return int(h)
-    return None
+    base = _base_height(profile, on_tile)
+    r = profile.disc_diameter_mm / 2
+    z = np.concatenate([np.full(len(heights), base), base + heights * profile.disc_thickness_mm])
+    offs = (np.concatenate([shifts, shifts])[:, None, :] + RIM[None] * r).reshape(-1, 2)
+    rims = (geo.project([cell], np.repeat(z, len(RIM)), offs) * geo.scale).reshape(2, len(heights), len(RIM), 2)
+    out = np.zeros(len(heights))
+    for i in range(len(heights)):
+        sil = cv2.convexHull(np.concatenate([rims[0, i], rims[1, i]]).astype(np.float32)).reshape(-1, 2)
+        width = max(float(np.ptp(sil[:, 0])), 1.0)
+        out[i] = float(lengths[_inside_convex(sil, mids, OCCLUSION_MARGIN_PX)].sum()) / width
+    return out
+
+
+def _inside_convex(poly: np.ndarray, pts: np.ndarray, margin: float) -> np.ndarray:
+    """Which points lie inside the convex polygon by more than `margin` pixels."""
+    if not len(pts):
+        return np.zeros(0, bool)
+    a, b = poly, np.roll(poly, -1, axis=0)
+    d = b - a
+    nrm = np.stack([-d[:, 1], d[:, 0]], 1) / (np.linalg.norm(d, axis=1, keepdims=True) + 1e-9)
+    if _clockwise(poly):
+        nrm = -nrm
+    dist = np.einsum("pkj,kj->pk", pts[:, None, :] - a[None], nrm)
+    return dist.min(axis=1) > margin
+
+
+def walk_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, cells, tiles: dict,
+                edges: EdgeMap, decide, hidden: np.ndarray):
+    """Gather the evidence of every cell, nearest to the camera first, and let `decide(evidence)`
+    name its height (0: no stack); a decided stack's silhouette is then drawn into `hidden` (a
+    working-resolution mask): it hides the image behind it, so its edges are not counted again as
+    evidence for a stack further away. Yields (evidence, height).
+    """
+    lattice_edges = geo.segments[geo.families >= 0]
+    cam = geo.camera.centre
+    dist = {c: float(np.linalg.norm(np.append(np.array(cells_to_plane([c])[0]) * geo.pitch_mm, 0) - cam))
+            for c in cells}
+    role_class = {"white": WHITE, "black": BLACK}
+    for cell in sorted(cells, key=dist.get):
+        on_tile = cell in tiles
+        ground = role_class[tiles[cell]] if on_tile else TABLE
+        ev = stack_evidence(edges, colours, geo, profile, cell, on_tile, ground, hidden, lattice_edges)
+        height = decide(ev)
+        if height:
+            sil = silhouette(geo, profile, cell, height, on_tile, ev.shifts[height - 1]) * geo.scale
+            cv2.fillPoly(hidden, [np.round(sil).astype(np.int32)], 255)
+        yield ev, height
+
+
+def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, cells, tiles: dict,
+                edges: "EdgeMap | None" = None) -> StackReading:
+    """Find the stacks among `cells` (on-tile when the cell is in `tiles`): one classifier weighs
+    each cell's evidence (stack_evidence) into the chance of a stack there, another into the
+    chances of each height given a stack."""
+    edges = edges or EdgeMap(colours)
+    presence = Forest.shipped("stacks", 2)
+    heights = Forest.shipped("heights", MAX_READ + 1)
+    reading = StackReading(hidden=np.zeros(colours.world_mask.shape, np.uint8))
+    chances = {}
+
+    def decide(ev):
+        present = presence.probabilities(ev.features[None])[0, 1]
+        if present < 0.5:
+            return 0
+        p = heights.probabilities(ev.features[None])[0]
+        height = int(np.argmax(p[1:]) + 1)
+        chances[ev.cell] = (float(present), float(p[height]))
+        return height
+
+    for ev, height in walk_stacks(colours, geo, profile, cells, tiles, edges, decide, reading.hidden):
+        if not height:
+            continue
+        present, height_conf = chances[ev.cell]
+        st = _read_colours(colours, geo, profile, ev.cell, height, ev.on_tile, ev.shifts[height - 1])
+        st.height_confidence = round(height_conf, 3)
+        st.confidence = round(min(height_conf, present, st.top_confidence), 3)
+        st.scores = [[round(float(x), 2) for x in arr] for arr in ev.scores]
+        reading.stacks[ev.cell] = st
+    return reading
 
 
 def _pitch_px(geo, cell) -> float:
     a, b = geo.cell_to_work([cell, (cell[0] + 1, cell[1])])
     return float(np.linalg.norm(b - a))
-
-
-def top_uniformity(colours, geo, profile, cell, height, on_tile, shift) -> float:
-    """Share of the top face's samples in its majority colour class (0 when that is the table)."""
-    top_h = _base_height(profile, on_tile) + height * profile.disc_thickness_mm
-    pts = np.concatenate([ring_points(geo, profile, cell, top_h, k, shift) for k in (0.25, 0.5, 0.75)])
-    pts = pts * geo.scale
-    h, w = colours.lab.shape[:2]
-    x = np.clip(np.round(pts[:, 0]).astype(int), 0, w - 1)
-    y = np.clip(np.round(pts[:, 1]).astype(int), 0, h - 1)
-    classes = colours.classify(colours.lab[y, x])[0]
-    counts = np.bincount(classes, minlength=3)
-    return 0.0 if counts.argmax() == 0 else float(counts.max() / len(classes))
 
 
 def _classify_points(colours: ColourModel, pts_work: np.ndarray, shade_tolerant=False):
@@ -382,7 +454,7 @@ def _read_colours(colours, geo, profile, cell, height, on_tile, shift) -> StackR
         mid_h = base + (k + 0.5) * profile.disc_thickness_mm
         angs = ang0 + np.radians([-35, -20, -8, 0, 8, 20, 35])
         off = np.stack([np.cos(angs), np.sin(angs)], 1) * r * 0.97 + np.asarray(shift)
-        pts = geo.project([cell] * len(angs), mid_h, off) * geo.scale
+        pts = geo.project([cell], mid_h, off) * geo.scale
         colour, conf = _classify_points(colours, pts, shade_tolerant=True)
         if conf >= 0.5 and geo.camera.tilt_deg > 15:
             discs[k] = colour

@@ -1,4 +1,8 @@
-"""Stage 3: every cell of the World and its perimeter: white tile, black tile or no tile."""
+"""Stage 3: every cell of the World and its perimeter: white tile, black tile or no tile.
+
+A first reading (read_tiles, hand-set rules) comes before the stacks, which need to know where
+the tiles are; the final one (classify_tiles, a forest trained on renders, vision/forest.py)
+comes after them, when the cells their silhouettes hide are known."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -7,6 +11,7 @@ import cv2
 import numpy as np
 
 from .colours import BLACK, TABLE, WHITE, ColourClass, ColourModel
+from .forest import Forest
 from .geometry import WorldGeometry, _apply
 from .hexgrid import cells_to_plane, hexagon, neighbours, plane_to_cells, ring
 
@@ -116,57 +121,55 @@ def candidate_cells(colours: ColourModel, geo: WorldGeometry) -> list:
     return sorted(core | first | ring(core | first))
 
 
-def read_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndarray,
-               hidden: np.ndarray | None = None, previous: TileReading | None = None) -> TileReading:
-    """Classify each cell: white tile, black tile or no tile.
-
-    Two kinds of evidence: the colours inside the cell (pixel classes against this photo's table
-    colours, and the cell's median colour) and `outline`, the edge support along the six sides of
-    its hexagon (outline_support): a tile shows all six sides (its gaps to the neighbouring tiles or
-    the World's outline), a bare table cell at most those it shares with tiles. Edges alone make a
-    tile of a cell whose colour is the table's (black tiles on a dark cloth). The tile colours are
-    then the two clusters of the tiles' median colours, the lighter one White unless the profile
-    says otherwise; `colours` is updated with them for the later stages.
-
-    Without `hidden` (the first pass, before stacks are known) only the ring outside where a disc
-    would stand is sampled, on the side facing away from the camera (a stack hides the near side);
-    with `hidden` (the stacks' silhouettes) every visible sample of the hexagon counts, and a cell
-    mostly hidden keeps the decision of `previous`.
-    """
+def _cell_samples(colours: ColourModel, geo: WorldGeometry, cells, offsets: np.ndarray, hidden=None):
+    """(classes, usable, lab) of the sample points `offsets` (N, K, 2 lattice units) around each
+    cell: pixel class, whether the point is inside the photo and not hidden, and its Lab colour."""
     h, w = colours.lab.shape[:2]
-    cells = list(cells)
-    centres = cells_to_plane(cells)
-    if hidden is None:
-        away = None
-        if geo.camera.tilt_deg > 10:
-            away = -(geo.camera.centre[:2] / geo.pitch_mm)
-        offsets = np.stack([_annulus_offsets(None if away is None else away + c) for c in centres])
-    else:
-        offsets = np.broadcast_to(np.concatenate([OFFSETS, _annulus_offsets(None)]),
-                                  (len(cells), len(OFFSETS) + len(_annulus_offsets(None)), 2))
-    k_samples = offsets.shape[1]
-    pts = (centres[:, None, :] + offsets).reshape(-1, 2)
+    n, k = offsets.shape[:2]
+    pts = (cells_to_plane(cells)[:, None, :] + offsets).reshape(-1, 2)
     pix = np.round(_apply(geo.plane_to_work, pts)).astype(int)
-    inside = (pix[:, 0] >= 0) & (pix[:, 0] < w) & (pix[:, 1] >= 0) & (pix[:, 1] < h)
+    usable = (pix[:, 0] >= 0) & (pix[:, 0] < w) & (pix[:, 1] >= 0) & (pix[:, 1] < h)
     px, py = np.clip(pix[:, 0], 0, w - 1), np.clip(pix[:, 1], 0, h - 1)
-    lab_pts = colours.lab[py, px]
-    classes = colours.classify(lab_pts)[0].astype(int).reshape(len(cells), -1)
-    usable = inside.copy()
+    lab = colours.lab[py, px]
+    classes = colours.classify(lab)[0].astype(int).reshape(n, k)
     if hidden is not None:
         usable &= hidden[py, px] == 0
-    usable = usable.reshape(len(cells), -1)
-    lab_pts = lab_pts.reshape(len(cells), k_samples, 3)
-    # a tile shows all six sides, a bare cell beside the World those it shares with tiles: the
-    # second weakest side decides
+    return classes, usable.reshape(n, k), lab.reshape(n, k, 3)
+
+
+def _edge_levels(outline: np.ndarray, classes: np.ndarray):
+    """(second weakest side per cell, weak level, strong level): a tile shows all six sides, a bare
+    cell beside the World those it shares with tiles, so the second weakest side decides; the
+    levels rise with the table's own edges (cloth texture, wood grain) over table-coloured cells."""
     second_weakest = np.sort(outline, axis=1)[:, OUTLINE_RANK]
-    # the table's own edge level (cloth texture, wood grain): over the table-coloured cells
     table_cells = second_weakest[(classes == 0).mean(axis=1) >= 0.9]
     floor = float(np.percentile(table_cells if len(table_cells) >= 5 else second_weakest, FLOOR_PCT))
-    edge_weak, edge_strong = max(EDGE_WEAK, 1.5 * floor), max(EDGE_STRONG, 2.5 * floor)
+    return second_weakest, max(EDGE_WEAK, 1.5 * floor), max(EDGE_STRONG, 2.5 * floor)
+
+
+def read_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndarray) -> TileReading:
+    """A first reading of each cell, before the stacks are known: white tile, black tile or no tile.
+
+    Two kinds of evidence: the colours around the cell (pixel classes against this photo's table
+    colours, and the cell's median colour), sampled only in the ring outside where a disc would
+    stand and, in oblique views, on the side facing away from the camera (a stack hides the near
+    side); and `outline`, the edge support along the six sides of its hexagon (outline_support).
+    Edges alone make a tile of a cell whose colour is the table's (black tiles on a dark cloth).
+    The tile colours are then the two clusters of the tiles' median colours, the lighter one White
+    unless the profile says otherwise; `colours` is updated with them for the later stages.
+    """
+    cells = list(cells)
+    centres = cells_to_plane(cells)
+    away = None
+    if geo.camera.tilt_deg > 10:
+        away = -(geo.camera.centre[:2] / geo.pitch_mm)
+    offsets = np.stack([_annulus_offsets(None if away is None else away + c) for c in centres])
+    classes, usable, lab_pts = _cell_samples(colours, geo, cells, offsets)
+    second_weakest, edge_weak, edge_strong = _edge_levels(outline, classes)
     is_tile, conf, votes_all, medians, visible, by_colour = [], [], [], [], [], []
     for i, cell in enumerate(cells):
         n = int(usable[i].sum())
-        vis = n / k_samples
+        vis = n / offsets.shape[1]
         if n == 0:
             votes, med = np.array([1.0, 0.0, 0.0]), colours.tables[0].mean
         else:
@@ -175,9 +178,7 @@ def read_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndar
         e = float(second_weakest[i])
         colour_says = 1.0 - votes[0]
         coloured = False
-        if previous is not None and vis < 0.3 and cell in previous.cells:
-            tile, c = previous.cells[cell].colour is not None, previous.cells[cell].confidence
-        elif colour_says >= 0.65 and e >= edge_weak:
+        if colour_says >= 0.65 and e >= edge_weak:
             tile, c = True, min(1.0, colour_says) * min(1.0, e / (2 * edge_weak))
             coloured = True
         elif e >= edge_strong:
@@ -207,6 +208,10 @@ def read_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndar
             is_tile[i] = False
             conf[i] = min(conf[i], 0.7)
     roles = _tile_roles(colours, medians, is_tile, relearn=False)
+    return _reading(cells, is_tile, conf, roles, votes_all, visible)
+
+
+def _reading(cells, is_tile, conf, roles, votes, visible) -> TileReading:
     reading = TileReading()
     for i, cell in enumerate(cells):
         colour, c = None, conf[i]
@@ -214,9 +219,64 @@ def read_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndar
             colour, margin = roles[i]
             c = min(c, margin)
         reading.cells[cell] = CellRead(cell=cell, colour=colour, confidence=round(float(c), 3),
-                                       votes=tuple(round(float(v), 3) for v in votes_all[i]),
+                                       votes=tuple(round(float(v), 3) for v in votes[i]),
                                        visible=float(visible[i]))
     return reading
+
+
+def tile_evidence(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndarray, hidden: np.ndarray,
+                  stacked: set):
+    """(features (N, F), medians (N, 3), votes (N, 3), visible (N,)): what the photo says about a
+    tile on each cell once the stacks are known.
+
+    Every visible sample of the hexagon counts (stack silhouettes are `hidden`); the features are
+    the sample classes, the median colour's distances to the table and tile colours, the six side
+    outlines against this photo's edge levels, how much of the cell is hidden, and whether a stack
+    was read on it (`stacked`, a set). The neighbours' readings are left out on purpose: holes
+    inside the World are rare in play, and a classifier that leant on them would fill every hole.
+    """
+    cells = list(cells)
+    offsets = np.broadcast_to(np.concatenate([OFFSETS, _annulus_offsets(None)]),
+                              (len(cells), len(OFFSETS) + len(_annulus_offsets(None)), 2))
+    classes, usable, lab_pts = _cell_samples(colours, geo, cells, offsets, hidden)
+    second_weakest, edge_weak, edge_strong = _edge_levels(outline, classes)
+    sides = np.sort(outline, axis=1)
+    wt = np.array([0.6, 1.0, 1.0])
+    rows, medians, votes_all, visible = [], [], [], []
+    for i, cell in enumerate(cells):
+        n = int(usable[i].sum())
+        vis = n / offsets.shape[1]
+        if n == 0:
+            votes, med, spread = np.array([1.0, 0.0, 0.0]), colours.tables[0].mean, 0.0
+        else:
+            votes = np.bincount(classes[i][usable[i]], minlength=3)[:3] / n
+            med = np.median(lab_pts[i][usable[i]], axis=0)
+            spread = float(np.std(lab_pts[i][usable[i]][:, 0]))
+        d_table = min(np.linalg.norm((med - c.mean) * wt) for c in colours.tables)
+        d_tiles = [np.linalg.norm((med - colours.tiles[r].mean) * wt) for r in ("white", "black")]
+        rows.append(np.concatenate([
+            votes, [vis, spread, d_table, min(d_tiles), max(d_tiles), d_table / (min(d_tiles) + 1.0)],
+            sides[i], sides[i] / edge_weak, [edge_weak, edge_strong, float(second_weakest[i]) / edge_strong],
+            [float(cell in stacked), geo.camera.tilt_deg]]))
+        medians.append(med)
+        votes_all.append(votes)
+        visible.append(vis)
+    return np.array(rows, np.float32), np.array(medians), np.array(votes_all), np.array(visible)
+
+
+def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndarray, hidden: np.ndarray,
+                   stacked: set, classifier: Forest | None = None) -> TileReading:
+    """The final reading of each cell once the stacks are known: the tile classifier weighs its
+    evidence (tile_evidence) into the chance of a tile; a tile's colour is the nearer of the two
+    tile colour clusters (relearnt from these tiles)."""
+    cells = list(cells)
+    classifier = classifier or Forest.shipped("tiles", 2)
+    features, medians, votes, visible = tile_evidence(colours, geo, cells, outline, hidden, stacked)
+    p_tile = classifier.probabilities(features)[:, 1]
+    is_tile = p_tile > 0.5
+    conf = np.abs(p_tile - 0.5) * 2
+    roles = _tile_roles(colours, medians, is_tile)
+    return _reading(cells, is_tile, conf, roles, votes, visible)
 
 
 def _tile_roles(colours: ColourModel, medians: np.ndarray, is_tile: np.ndarray, relearn=True) -> dict:

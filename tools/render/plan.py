@@ -51,14 +51,16 @@ def game_position(rng, phase, want):
     return positions.game_snapshot(rng, "blitz-finished", total_tiles=total)
 
 
-def make_plan(count, seed, hand_only=False):
+WANTS = ["tall-stack", "mixed-stack", "perimeter-stack", "hole", None]
+
+
+def make_plan(count, seed, hand_only=False, wants=WANTS):
     hand = positions.hand_written()
     hand_names = list(hand)
     n = len(hand_names) if hand_only else count
     combos = [(t, e) for e in EDITIONS for t in TILT_BANDS]  # the 9 tilt x edition cells, cycled
     lights, tables = balanced(LIGHTS, n, seed, 1), balanced(TABLES, n, seed, 2)
     phases = balanced(PHASES + ["midgame"], n, seed, 3)   # midgames weigh double
-    wants = ["tall-stack", "mixed-stack", "perimeter-stack", "hole", None]
     specs = []
     for i in range(n):
         tilt, edition = combos[(i + i // 9) % 9]
@@ -87,9 +89,16 @@ def main(argv=None):
     ap.add_argument("--hand-only", action="store_true", help="only the hand-written positions")
     ap.add_argument("--games-only", action="store_true",
                     help="drop the hand-written positions (they are in the committed set already)")
+    ap.add_argument("--wants", default=",".join(w or "any" for w in WANTS),
+                    help="features the midgame and finished positions look for in turn "
+                         "(e.g. hole,tall-stack for a training set rich in the rare cases; any = none)")
     ap.add_argument("--out", default=str(HERE / "sample_plan.json"))
     args = ap.parse_args(argv)
-    specs = make_plan(args.count, args.seed, args.hand_only)
+    wants = [None if w == "any" else w for w in args.wants.split(",")]
+    unknown = set(wants) - set(WANTS)
+    if unknown:
+        ap.error(f"unknown --wants {sorted(unknown)}: choose from {[w or 'any' for w in WANTS]}")
+    specs = make_plan(args.count, args.seed, args.hand_only, wants)
     if args.games_only:
         specs = [s for s in specs if s["source"] == "random-game"]
     Path(args.out).write_text(json.dumps(specs, indent=1) + "\n")

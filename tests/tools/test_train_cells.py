@@ -1,0 +1,38 @@
+"""tools/train_cells.py labels each read cell through the true camera: check that mapping."""
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("train_cells", REPO / "tools" / "train_cells.py")
+train_cells = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(train_cells)
+
+TRUTHS = sorted((REPO / "sample_images").glob("s0[0-3]*.json"))[:6]
+
+
+@pytest.mark.parametrize("path", TRUTHS, ids=lambda p: p.stem)
+def test_true_cells_come_back_from_their_pixels(path):
+    truth = json.loads(path.read_text())
+    cells = [(c["q"], c["r"]) for c in truth["pixels"]["cells"]]
+    pixels = np.array([c["pixel"] for c in truth["pixels"]["cells"]])
+    assert train_cells.true_cell_of(truth, pixels) == cells
+
+
+def test_a_pixel_between_two_cells_goes_to_the_nearer():
+    truth = json.loads(TRUTHS[0].read_text())
+    cells = {(c["q"], c["r"]): np.array(c["pixel"]) for c in truth["pixels"]["cells"]}
+    a = next(c for c in cells if (c[0] + 1, c[1]) in cells)
+    b = (a[0] + 1, a[1])
+    near_a = cells[a] * 0.6 + cells[b] * 0.4
+    near_b = cells[a] * 0.4 + cells[b] * 0.6
+    assert train_cells.true_cell_of(truth, np.array([near_a, near_b])) == [a, b]
+
+
+def test_training_on_the_measuring_set_is_refused(capsys):
+    with pytest.raises(SystemExit):
+        train_cells.main([str(REPO / "sample_images")])
+    assert "train on other renders" in capsys.readouterr().err

@@ -1,0 +1,241 @@
+"""Train the stack and tile classifiers (vision/models/*.yml.gz) on rendered photos with exact truth.
+
+    .venv/bin/python tools/train_cells.py renders/train-seed31 [more folders] [--out-dir DIR]
+
+For every photo of the folders (NAME.jpg + NAME.json written by tools/render) the vision pipeline
+finds the World and reads its tiles a first time as it would for a user; every cell the later
+stages look at is then mapped to the true lattice through the true camera. Each cell's stack
+evidence (vision.stacks.stack_evidence) is labelled with the true height there (0: no stack), and,
+with the true stacks' silhouettes hiding what they hide, its tile evidence
+(vision.tiles.tile_evidence) with whether a tile lies there. Evidence is cached beside each photo
+(NAME.cells.npz) and recomputed when the stack or tile stage changes.
+
+Prints each classifier's accuracy in a 5-fold cross-validation grouped by photo, then trains on
+everything and writes the models. Never train on sample_images/ or the held-out renders: they are
+how the pipeline is measured.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from vision.errors import VisionError  # noqa: E402
+from vision.hexgrid import ring  # noqa: E402
+from vision.loading import load_image  # noqa: E402
+from vision.pipeline import first_tile_pass, locate_world  # noqa: E402
+from vision.profile import profile_from_json  # noqa: E402
+from vision.forest import MODEL_DIR, Forest  # noqa: E402
+from vision.stacks import MAX_READ, walk_stacks  # noqa: E402
+from vision.tiles import tile_evidence  # noqa: E402
+
+MIN_AGREEMENT = 0.8           # share of read tiles that must land on true tiles of their colour
+
+
+def code_version() -> str:
+    """A digest of the stages that make the evidence (the geometry only moves it slightly)."""
+    h = hashlib.sha256()
+    for name in ("stacks.py", "tiles.py"):
+        h.update((REPO / "vision" / name).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def true_cell_of(truth: dict, pixels: np.ndarray) -> list:
+    """Axial cells of the true lattice under full-resolution pixels of tile-top points."""
+    cam = truth["camera"]
+    K, R, t = (np.array(cam[k], float) for k in ("K", "R", "t"))
+    z0 = truth["lattice"]["tile_top_z_mm"]
+    pitch = truth["lattice"]["pitch_mm"]
+    centre = -R.T @ t
+    rays = (np.column_stack([pixels, np.ones(len(pixels))]) @ np.linalg.inv(K).T) @ R
+    lam = (z0 - centre[2]) / rays[:, 2]
+    xy = centre[:2] + lam[:, None] * rays[:, :2]
+    r = -xy[:, 1] / (pitch * np.sqrt(3) / 2)
+    q = xy[:, 0] / pitch - r / 2
+    return [_cube_round(a, b) for a, b in zip(q, r)]
+
+
+def _cube_round(q, r):
+    x, z = q, r
+    y = -x - z
+    rx, ry, rz = round(x), round(y), round(z)
+    dx, dy, dz = abs(rx - x), abs(ry - y), abs(rz - z)
+    if dx > dy and dx > dz:
+        rx = -ry - rz
+    elif dy <= dz:
+        rz = -rx - ry
+    return int(rx), int(rz)
+
+
+VARIANTS = {"": None, "mirror": 1, "turn": -1}    # the photo as it is, mirrored, turned half round
+
+
+def photo_samples(photo: Path, truth: dict, variant: str) -> dict | None:
+    """The labelled evidence of one photo's cells ({"stack_X", "stack_y", "tile_X", "tile_y",
+    "tilt"}), or None when the World is not found (or found wrong: its read tiles disagree with
+    the truth). A mirrored or turned photo (`variant`) shows another World, seen by another camera:
+    a new example for the classifiers, with the same truth once its pixels are turned back."""
+    profile = profile_from_json(truth["profile"])
+    bgr = cv2.imread(str(photo), cv2.IMREAD_COLOR)
+    if VARIANTS[variant] is not None:
+        bgr = cv2.flip(bgr, VARIANTS[variant])
+    h, w = bgr.shape[:2]
+
+    def original_pixels(pix):
+        pix = np.array(pix, float)
+        if VARIANTS[variant] is not None:
+            pix[:, 0] = w - 1 - pix[:, 0]
+            if VARIANTS[variant] == -1:
+                pix[:, 1] = h - 1 - pix[:, 1]
+        return pix
+
+    try:
+        image, colours, geo = locate_world(load_image(bgr), profile)
+    except VisionError:
+        return None
+    except cv2.error as exc:        # a failure the pipeline should have caught: say so, go on
+        print(f"  {photo.name} {variant}: OpenCV error in the pipeline: {str(exc).strip()[-120:]}", flush=True)
+        return None
+    cells, edges, outline, first = first_tile_pass(colours, geo)
+    tiles = first.tiles
+    if not tiles:
+        return None
+    true_tiles = {(t["q"], t["r"]): t["colour"] for t in truth["position"]["tiles"]}
+    true_heights = {(s["q"], s["r"]): min(len(s["discs"]), MAX_READ) for s in truth["position"]["stacks"]}
+    mapped = dict(zip(cells, true_cell_of(truth, original_pixels(geo.project(cells, 0.0)))))
+    agree = np.mean([true_tiles.get(mapped[c]) == col for c, col in tiles.items()])
+    if agree < MIN_AGREEMENT:
+        return None
+    stack_cells = sorted(set(tiles) | ring(tiles))
+    hidden = np.zeros(colours.world_mask.shape, np.uint8)
+    rows, labels = [], []
+    for ev, height in walk_stacks(colours, geo, profile, stack_cells, tiles, edges,
+                                  lambda ev: true_heights.get(mapped[ev.cell], 0), hidden):
+        rows.append(ev.features)
+        labels.append(height)
+    stacked = {c for c in stack_cells if mapped[c] in true_heights}
+    tile_X = tile_evidence(colours, geo, cells, outline, hidden, stacked)[0]
+    tile_y = [int(mapped[c] in true_tiles) for c in cells]
+    return {"stack_X": np.array(rows, np.float32), "stack_y": np.array(labels, np.int32),
+            "tile_X": tile_X, "tile_y": np.array(tile_y, np.int32), "tilt": geo.camera.tilt_deg}
+
+
+def folder_samples(folder: Path, version: str) -> list:
+    """[(photo name, samples)] of every usable photo of `folder` and variant (photo_samples), cached."""
+    out = []
+    for truth_path in sorted(folder.glob("*.json")):
+        try:
+            truth = json.loads(truth_path.read_text())
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(truth, dict) or truth.get("format") != "exxit-sample/1":
+            continue
+        photo = truth_path.with_name(truth["image"])
+        for variant in VARIANTS:
+            cache = truth_path.with_name(f"{truth_path.stem}.cells{'-' + variant if variant else ''}.npz")
+            if cache.exists():
+                data = dict(np.load(cache))
+                if str(data.pop("version")) == version:
+                    if data.pop("usable"):
+                        out.append((photo.name, data))
+                    continue
+            got = photo_samples(photo, truth, variant)
+            label = f"{photo.name}{' ' + variant if variant else ''}"
+            if got is None:
+                np.savez(cache, version=version, usable=False)
+                print(f"  {label}: World not found or wrong, skipped", flush=True)
+                continue
+            np.savez(cache, version=version, usable=True, **got)
+            out.append((photo.name, got))
+            print(f"  {label}: {len(got['tile_y'])} cells, {int((got['stack_y'] > 0).sum())} stacks", flush=True)
+    return out
+
+
+def cross_validate(X, y, group, classes, folds, trees) -> np.ndarray:
+    """Each sample's predicted class by a forest trained without its photo's fold."""
+    fold = np.random.default_rng(0).permutation(group.max() + 1)[group] % folds
+    pred = np.zeros_like(y)
+    for k in range(folds):
+        model = Forest.train(X[fold != k], y[fold != k], classes, trees=trees)
+        pred[fold == k] = decide(model.probabilities(X[fold == k]))
+    return pred
+
+
+def decide(p: np.ndarray) -> np.ndarray:
+    """The likeliest class of each row of chances (the rule read_stacks and classify_tiles follow)."""
+    return np.argmax(p, axis=1)
+
+
+def report(name: str, truth: np.ndarray, pred: np.ndarray) -> str:
+    found = (pred > 0) & (truth > 0)
+    precision = found.sum() / max((pred > 0).sum(), 1)
+    recall = found.sum() / max((truth > 0).sum(), 1)
+    height = (pred[found] == truth[found]).mean() if found.any() else float("nan")
+    return (f"{name:>14}: found {int((truth > 0).sum()):5d}  precision {precision:.4f}  recall {recall:.4f}"
+            f"  class right {height:.4f}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folders", nargs="+", type=Path)
+    ap.add_argument("--out-dir", type=Path, default=MODEL_DIR)
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--trees", type=int, default=150)
+    args = ap.parse_args(argv)
+    for folder in args.folders:
+        if folder.resolve() == (REPO / "sample_images").resolve():
+            ap.error("sample_images/ measures the pipeline: train on other renders")
+    version = code_version()
+    photos = []
+    for folder in args.folders:
+        print(f"{folder}:", flush=True)
+        photos += folder_samples(folder, version)
+    if len(photos) < args.folds:
+        sys.exit(f"train_cells: only {len(photos)} usable photos, need at least {args.folds}")
+    print(f"{len({n for n, _ in photos})} photos, {len(photos)} with their variants")
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    index = {n: i for i, n in enumerate(dict.fromkeys(n for n, _ in photos))}   # variants: one group
+
+    def gather(kind):
+        X = np.concatenate([p[f"{kind}_X"] for _, p in photos])
+        y = np.concatenate([p[f"{kind}_y"] for _, p in photos])
+        group = np.concatenate([np.full(len(p[f"{kind}_y"]), index[n]) for n, p in photos])
+        tilt = np.concatenate([np.full(len(p[f"{kind}_y"]), float(p["tilt"])) for _, p in photos])
+        return X, y, group, tilt
+
+    X, y, group, tilt = gather("stack")
+    print(f"stacks: {len(y)} cells, heights 0..{MAX_READ}: {np.bincount(y, minlength=MAX_READ + 1).tolist()}")
+    present = cross_validate(X, (y > 0).astype(np.int32), group, 2, args.folds, args.trees)
+    tall = y > 0
+    heights = np.zeros_like(y)
+    heights[tall] = cross_validate(X[tall], y[tall], group[tall], MAX_READ + 1, args.folds, args.trees)
+    show(np.where(present > 0, np.maximum(heights, 1), 0), y, tilt, args.folds)
+    X_tiles, y_tiles, group_tiles, tilt_tiles = gather("tile")
+    print(f"tiles: {len(y_tiles)} cells, {int(y_tiles.sum())} tiles")
+    show(cross_validate(X_tiles, y_tiles, group_tiles, 2, args.folds, args.trees), y_tiles, tilt_tiles, args.folds)
+    for name, classes, X_, y_ in (("stacks", 2, X, (y > 0).astype(np.int32)),
+                                   ("heights", MAX_READ + 1, X[tall], y[tall]),
+                                   ("tiles", 2, X_tiles, y_tiles)):
+        out = args.out_dir / f"{name}.yml.gz"
+        Forest.train(X_, y_, classes, trees=args.trees).save(out)
+        print(f"model -> {out} ({out.stat().st_size // 1024} KiB)")
+
+
+def show(pred, y, tilt, folds):
+    print(f"  {folds}-fold cross-validation, grouped by photo (a height is right only on a found stack):")
+    print(report("all", y, pred))
+    for lo, hi in ((0, 15), (15, 35), (35, 90)):
+        sel = (tilt >= lo) & (tilt < hi)
+        print(report(f"tilt {lo}-{min(hi, 60)}", y[sel], pred[sel]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""Random forests (OpenCV's RTrees) that weigh a cell's evidence into chances of each class: the
+stack classifier (no stack, or a stack of 1..8 discs) and the tile classifier (no tile, tile).
+
+They are trained by `tools/train_cells.py` on rendered photos with exact truth (never on
+sample_images/ or the held-out renders) and ship as data in vision/models/.
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from .errors import VisionError
+
+MODEL_DIR = Path(__file__).with_name("models")
+
+
+class Forest:
+    def __init__(self, trees, classes: int):
+        self.trees = trees
+        self.classes = classes
+
+    @classmethod
+    @functools.cache
+    def shipped(cls, name: str, classes: int) -> "Forest":
+        """The model vision/models/NAME.yml.gz (loaded once per process)."""
+        return cls.load(MODEL_DIR / f"{name}.yml.gz", classes)
+
+    @classmethod
+    def load(cls, path, classes: int) -> "Forest":
+        path = Path(path)
+        if not path.is_file():
+            raise VisionError(f"classifier model missing: {path} (train it with tools/train_cells.py)")
+        trees = cv2.ml.RTrees_load(str(path))
+        return cls(trees, classes)
+
+    def save(self, path) -> None:
+        self.trees.save(str(path))
+
+    @classmethod
+    def train(cls, features: np.ndarray, labels: np.ndarray, classes: int, trees=150, depth=16,
+              seed=1) -> "Forest":
+        """A forest fitted to (N, F) features and labels 0..classes-1."""
+        cv2.setRNGSeed(seed)
+        forest = cv2.ml.RTrees_create()
+        forest.setMaxDepth(depth)
+        forest.setMinSampleCount(2)
+        forest.setActiveVarCount(0)                 # sqrt(F) features tried per split
+        forest.setTermCriteria((cv2.TERM_CRITERIA_MAX_ITER, trees, 0))
+        forest.train(np.asarray(features, np.float32), cv2.ml.ROW_SAMPLE, np.asarray(labels, np.int32))
+        return cls(forest, classes)
+
+    def probabilities(self, features: np.ndarray) -> np.ndarray:
+        """(N, classes) vote shares of the trees."""
+        features = np.asarray(features, np.float32)
+        if features.shape[1] != self.trees.getVarCount():
+            raise VisionError(f"classifier model expects {self.trees.getVarCount()} features, got "
+                              f"{features.shape[1]}: retrain it with tools/train_cells.py")
+        votes = self.trees.getVotes(features, 0)
+        labels, counts = votes[0], votes[1:].astype(float)
+        out = np.zeros((len(counts), self.classes))
+        for j, lbl in enumerate(labels):
+            if 0 <= lbl < self.classes:
+                out[:, lbl] += counts[:, j]
+        return out / np.maximum(out.sum(axis=1, keepdims=True), 1.0)
