@@ -35,6 +35,7 @@ class ColourModel:
     lab: np.ndarray = field(repr=False)   # float32 Lab work image
     confidence: float = 1.0
     _labels: tuple | None = field(default=None, repr=False)
+    _gradient: np.ndarray | None = field(default=None, repr=False)
     regions: list = field(default_factory=list, repr=False)   # candidate World regions, best first
 
     white_is_lighter: bool = True
@@ -46,6 +47,14 @@ class ColourModel:
 
     def reset_cache(self):
         self._labels = None
+
+    def lightness_gradient(self) -> np.ndarray:
+        """Gradient magnitude of the lightness (slightly smoothed), computed once."""
+        if self._gradient is None:
+            smooth = cv2.GaussianBlur(self.lab[..., 0], (0, 0), 1.2)
+            self._gradient = np.hypot(cv2.Sobel(smooth, cv2.CV_32F, 1, 0, ksize=3),
+                                      cv2.Sobel(smooth, cv2.CV_32F, 0, 1, ksize=3))
+        return self._gradient
 
     def pixel_classes(self):
         """(labels, margin) of the whole working image, computed once."""

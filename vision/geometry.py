@@ -19,11 +19,12 @@ import numpy as np
 from .camera import Camera, camera_from_homography, focal_from_homography
 from .colours import TABLE, ColourModel
 from .errors import NoWorldFoundError
-from .hexgrid import SQRT3, cells_to_plane, hexagon, plane_to_cells
+from .hexgrid import SQRT3, cells_to_plane, hexagon, plane_to_cells, ring
 from .profile import SetProfile
 
 EDGE_NORMALS = np.array([[1.0, 0.0], [0.5, SQRT3 / 2], [-0.5, SQRT3 / 2]])   # 0°, 60°, 120°
 CAMERA_ITERS = 3
+GROW_ROUNDS = 3                 # rings of cells a lattice is extended by beyond the edges it was fitted on
 CAMERA_ATTEMPTS = 3             # lattice fits, best first, that the camera is posed on
 GOOD_INLIERS = 0.6               # a lattice explaining this share of the edges is accepted at once
 MAX_CELLS = 90                   # 39 tiles, their perimeter and stacks hanging over it
@@ -173,32 +174,27 @@ def _vanishing_point(seg: np.ndarray, rng, iters=150, tol_deg=1.5):
     dirn = d / length[:, None]
     prob = length / length.sum()
 
-    def inliers_of(v):
-        to_vp = v[:2][None, :] - v[2] * mid
-        nrm = np.linalg.norm(to_vp, axis=1) + 1e-12
-        sin = np.abs(to_vp[:, 0] * dirn[:, 1] - to_vp[:, 1] * dirn[:, 0]) / nrm
+    def inliers_of(v):                  # v: (K, 3) candidate VPs -> (K, N) inlier masks
+        to_vp = v[:, None, :2] - v[:, None, 2:3] * mid[None]
+        nrm = np.linalg.norm(to_vp, axis=2) + 1e-12
+        sin = np.abs(to_vp[..., 0] * dirn[:, 1] - to_vp[..., 1] * dirn[:, 0]) / nrm
         return sin < math.sin(math.radians(tol_deg))
 
-    best, best_score = None, -1.0
     n = len(seg)
     if n < 2:
         return None, np.zeros(n, bool)
-    for _ in range(iters):
-        i, j = rng.choice(n, 2, replace=False, p=prob)
-        v = np.cross(lines[i], lines[j])
-        nv = np.linalg.norm(v)
-        if nv < 1e-12:
-            continue
-        v = v / nv
-        score = length[inliers_of(v)].sum()
-        if score > best_score:
-            best, best_score = v, score
-    if best is None:
+    pairs = rng.choice(n, (iters, 2), p=prob)           # all hypotheses at once
+    v = np.cross(lines[pairs[:, 0]], lines[pairs[:, 1]])
+    nv = np.linalg.norm(v, axis=1)
+    ok = (pairs[:, 0] != pairs[:, 1]) & (nv > 1e-12)
+    if not ok.any():
         return None, np.zeros(n, bool)
-    inl = inliers_of(best)
+    v = v[ok] / nv[ok, None]
+    best = v[int(np.argmax(inliers_of(v) @ length))]
+    inl = inliers_of(best[None])[0]
     A = lines[inl] * np.sqrt(length[inl])[:, None]
     v = np.linalg.svd(A)[2][-1]
-    inl2 = inliers_of(v)
+    inl2 = inliers_of(v[None])[0]
     if length[inl2].sum() >= 0.9 * length[inl].sum():
         return v, inl2
     return best, inl
@@ -210,23 +206,20 @@ def find_world(work_gray: np.ndarray, colours: ColourModel, profile: SetProfile,
     h, w = work_gray.shape
     min_len = max(6.0, 0.008 * max(h, w))
     all_segments = detect_segments(work_gray, np.full((h, w), 255, np.uint8), min_len)
-    grow = int(0.04 * max(h, w)) | 1
-    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (grow, grow))
     attempts, failure = [], "too few straight tile edges in the photo"
     regions = list(colours.regions or [colours.world_mask])
     if len(regions) > 1:             # a World whose dark tiles match the table splits into pieces
         regions.insert(1, np.max(regions, axis=0))
     beside_tiles = _beside_tile_colours(all_segments, colours)
-    mid = ((all_segments[:, :2] + all_segments[:, 2:]) / 2).round().astype(int)
+    mid = (all_segments[:, :2] + all_segments[:, 2:]) / 2
     for k, mask in enumerate(regions):
-        region = cv2.dilate(mask, disc)
-        inside = region[np.clip(mid[:, 1], 0, h - 1), np.clip(mid[:, 0], 0, w - 1)] > 0
+        inside = _near(mask, mid, 0.02 * max(h, w))
         # the edges with a tile colour beside them first (not the cloth's checks or the wood's
         # grain), then all of them (black tiles on a dark cloth have the table's colour)
         hints = [beside_tiles[inside]] + ([None] if not beside_tiles[inside].all() else [])
         for hint in hints:
             try:
-                attempts.append(_fit_region(all_segments[inside], (h, w), mask, colours, hint))
+                attempts.append(_fit_region(all_segments[inside], (h, w), mask, colours, hint) + (inside,))
             except NoWorldFoundError as exc:
                 failure = str(exc)
         if max((a[4] for a in attempts), default=0) >= GOOD_INLIERS:
@@ -241,9 +234,10 @@ def find_world(work_gray: np.ndarray, colours: ColourModel, profile: SetProfile,
     for attempt in attempts[:CAMERA_ATTEMPTS]:
         if attempt[3] < MIN_INLIERS:
             break
-        geo = _posed_world(attempt, profile, full_size, scale, w)
-        if geo is not None:
-            posed.append((geo.inlier_fraction * (1.0 - geo.fit_residual / 0.2), len(posed), geo, attempt[6]))
+        found = _posed_world(_grown(attempt, all_segments), profile, full_size, scale, w)
+        if found is not None:           # the lattice explaining the most tile edge length wins
+            geo, evidence = found
+            posed.append((evidence * (1.0 - geo.fit_residual / 0.2), len(posed), geo, attempt[6]))
     if posed:
         _, _, geo, mask = max(posed)
         colours.world_mask = _lattice_region(geo, regions[1:] if len(regions) > 1 else regions, mask)
@@ -252,10 +246,36 @@ def find_world(work_gray: np.ndarray, colours: ColourModel, profile: SetProfile,
                             "explain them (too few tile edges, or too much clutter)")
 
 
+def _grown(attempt, all_segments: np.ndarray, rounds: int = GROW_ROUNDS):
+    """The attempt with its lattice extended, a ring of cells at a time, to the straight edges
+    beside the cells its edges run along, refitted on them: a lattice found on a few tiles (a
+    World whose dark tiles match the table splits into pieces) then spans the whole World."""
+    M, fam, residual, inlier_frac, score, seg, mask, used = attempt
+    used = used.copy()
+    mids = (all_segments[:, :2] + all_segments[:, 2:]) / 2
+    for _ in range(rounds):
+        fam_all, _, _ = _lattice_fit_quality(M, all_segments)
+        cells = plane_to_cells(_apply(M, mids))
+        seed = {tuple(c) for c in cells[used & (fam_all >= 0)]}
+        near = seed | ring(seed)
+        add = (fam_all >= 0) & ~used & np.array([tuple(c) in near for c in cells], bool)
+        if not add.any():
+            break
+        used |= add
+        refit = _icp(M, all_segments[used], affine=False, iters=2, loose=0)
+        if refit is None:
+            break
+        M = refit
+    seg = all_segments[used]
+    fam, residual, inlier_frac = _lattice_fit_quality(M, seg)
+    return M, fam, residual, inlier_frac, score, seg, mask, used
+
+
 def _posed_world(attempt, profile: SetProfile, full_size, scale: float, work_w: int):
-    """The WorldGeometry of one lattice fit: the camera posed on its edges, and the lattice
-    re-derived from that camera; None when the camera no longer explains the edges."""
-    img_to_plane, families, residual, inlier_frac, _, seg, world_mask = attempt
+    """(WorldGeometry, evidence) of one lattice fit: the camera posed on its edges, the lattice
+    re-derived from that camera, and the length of edges on its lines (pitch units); None when
+    the camera no longer explains the edges."""
+    img_to_plane, families, residual, inlier_frac, _, seg, world_mask, _ = attempt
     plane_to_work = np.linalg.inv(img_to_plane)
     plane_to_work /= plane_to_work[2, 2]
     pitch = float(profile.pitch_mm)
@@ -280,7 +300,7 @@ def _posed_world(attempt, profile: SetProfile, full_size, scale: float, work_w: 
                         fit_residual=residual, inlier_fraction=inlier_frac, confidence=conf,
                         segments=seg, families=families)
     geo.segments_scale_width = float(work_w)
-    return geo
+    return geo, float(evidence)
 
 
 def _lattice_region(geo: WorldGeometry, regions, fallback) -> np.ndarray:
@@ -289,14 +309,19 @@ def _lattice_region(geo: WorldGeometry, regions, fallback) -> np.ndarray:
     on = geo.segments[geo.families >= 0]
     if not len(on):
         return fallback
-    mid = ((on[:, :2] + on[:, 2:]) / 2).round().astype(int)
+    mid = (on[:, :2] + on[:, 2:]) / 2
     length = np.hypot(*(on[:, 2:] - on[:, :2]).T)
-    h, w = fallback.shape
-    grow = int(0.02 * max(h, w)) | 1
-    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (grow, grow))
-    x, y = np.clip(mid[:, 0], 0, w - 1), np.clip(mid[:, 1], 0, h - 1)
-    chosen = [m for m in regions if length[cv2.dilate(m, disc)[y, x] > 0].sum() >= 0.1 * length.sum()]
+    radius = 0.01 * max(fallback.shape)
+    chosen = [m for m in regions if length[_near(m, mid, radius)].sum() >= 0.1 * length.sum()]
     return np.max(chosen, axis=0) if chosen else fallback
+
+
+def _near(mask: np.ndarray, pts: np.ndarray, radius: float) -> np.ndarray:
+    """Which points (N,2 px) lie within `radius` pixels of the mask."""
+    h, w = mask.shape
+    dist = cv2.distanceTransform((mask == 0).astype(np.uint8), cv2.DIST_L2, 3)
+    p = np.asarray(pts).round().astype(int).reshape(-1, 2)
+    return dist[np.clip(p[:, 1], 0, h - 1), np.clip(p[:, 0], 0, w - 1)] <= radius
 
 
 def _beside_tile_colours(seg: np.ndarray, colours: ColourModel, offset=4.0) -> np.ndarray:
@@ -507,15 +532,26 @@ def _pnp_with_focal(camera: Camera, obj, img, full_size, diag, search: bool) -> 
         # prior of phone-like fields of view (FOCAL_PRIOR_SPREAD in log focal length)
         prior = DEFAULT_FOCAL * diag
         grid = prior * np.geomspace(0.6, 1.7, 21)
-        results = [(f,) + solve(f) for f in grid]
-        errs = np.array([r[2] for r in results])
-        if not np.isfinite(errs).any():
+        results = {i: solve(grid[i]) for i in range(0, len(grid), 2)}      # every other focal length,
+
+        def best():
+            idx = np.array(sorted(results))
+            errs = np.array([results[i][1] for i in idx])
+            if not np.isfinite(errs).any():
+                return None
+            cost = errs / errs.min() + FOCAL_PRIOR_WEIGHT * (np.log(grid[idx] / prior) / FOCAL_PRIOR_SPREAD) ** 2
+            return int(idx[np.argmin(cost)])
+
+        i = best()
+        if i is None:
             return camera
-        cost = errs / errs.min() + FOCAL_PRIOR_WEIGHT * (np.log(grid / prior) / FOCAL_PRIOR_SPREAD) ** 2
-        i = int(np.argmin(cost))
+        for j in (i - 1, i + 1):                                          # then the two beside the best
+            if 0 <= j < len(grid) and j not in results:
+                results[j] = solve(grid[j])
+        i = best()
         # an error curve without a clear minimum (near-vertical views) leaves f unobservable
-        estimated = bool(errs[i] < 0.93 * min(errs[0], errs[-1]))
-        f, sol, _ = results[i]
+        estimated = bool(results[i][1] < 0.93 * min(results[0][1], results[len(grid) - 1][1]))
+        f, (sol, _) = grid[i], results[i]
     else:
         f, estimated = f0, camera.focal_estimated
         sol, _ = solve(f)
@@ -591,11 +627,6 @@ def _assign(seg_plane: np.ndarray, tol_deg=8.0):
     return np.where(ok, fam, -1), length
 
 
-def _period_score(rho, wts, period):
-    z = (wts * np.exp(2j * np.pi * rho / period)).sum()
-    return z
-
-
 def _fit_lattice(M, seg, hyp, colours: ColourModel):
     """Pitch and phase of the lattice on the segments `hyp`, and its homography refined on all
     segments `seg`; None when nothing lattice-like fits."""
@@ -609,18 +640,18 @@ def _fit_lattice(M, seg, hyp, colours: ColourModel):
     mid = (sp[:, :2] + sp[:, 2:]) / 2
     rho = np.einsum("ij,ij->i", mid, EDGE_NORMALS[np.maximum(fam, 0)])
     # prefer the largest pitch whose score is near the best (smaller periods are sub-harmonics)
-    cands = []
-    for pitch in side * SQRT3 * np.geomspace(0.55, 1.8, 90):
-        period = pitch / 2
-        score, phases = 0.0, []
-        for k in range(3):
-            sel = fam == k
-            z = _period_score(rho[sel], length[sel], period) if sel.any() else 0j
-            score += abs(z)
-            phases.append((np.angle(z) / (2 * np.pi) * period, abs(z)))
-        cands.append((score / length[good].sum(), pitch, phases))
-    top = max(c[0] for c in cands)
-    score, pitch, phases = max((c for c in cands if c[0] >= 0.85 * top), key=lambda c: c[1])
+    pitches = side * SQRT3 * np.geomspace(0.55, 1.8, 90)
+    periods = pitches / 2
+    z = np.zeros((3, len(pitches)), complex)
+    for k in range(3):
+        sel = fam == k
+        if sel.any():
+            z[k] = np.exp(2j * np.pi * rho[sel][None, :] / periods[:, None]) @ length[sel]
+    scores = np.abs(z).sum(0) / length[good].sum()
+    near_best = np.flatnonzero(scores >= 0.85 * scores.max())
+    i = near_best[np.argmax(pitches[near_best])]
+    pitch = pitches[i]
+    phases = [(np.angle(z[k, i]) / (2 * np.pi) * periods[i], abs(z[k, i])) for k in range(3)]
     origin = _origin_from_phases(phases, pitch / 2)
     # normalise: plane units where pitch = 1 and the origin is a lattice point
     T = np.array([[1 / pitch, 0, -origin[0] / pitch], [0, 1 / pitch, -origin[1] / pitch], [0, 0, 1]])
@@ -642,10 +673,7 @@ def _choose_coset(M1, colours: ColourModel, edges: np.ndarray):
     """Of the three sub-lattices consistent with the edge lines, keep the one of the tile centres:
     the one whose cells around the lattice's edge segments `edges` have the smoothest interiors
     (for the other two, those edges cross the cells)."""
-    smooth = cv2.GaussianBlur(colours.lab[..., 0], (0, 0), 1.2)
-    gx = cv2.Sobel(smooth, cv2.CV_32F, 1, 0, ksize=3)
-    gy = cv2.Sobel(smooth, cv2.CV_32F, 0, 1, ksize=3)
-    grad = np.hypot(gx, gy)
+    grad = colours.lightness_gradient()
     h, w = grad.shape
     pts = np.concatenate([edges[:, :2], edges[:, 2:], (edges[:, :2] + edges[:, 2:]) / 2])
     if len(edges) < 4:
@@ -692,11 +720,13 @@ def _refine(M1, seg):
     return max(fits, key=lambda f: f[0])[1:]
 
 
-def _icp(M1, seg, affine: bool, iters: int):
+def _icp(M1, seg, affine: bool, iters: int, loose: int = 2):
+    """Snap the segments to their nearest lattice lines and refit, `iters` times (the first
+    `loose` with wide tolerances)."""
     for it in range(iters):
-        tol = 0.2 if it < 2 else 0.12
+        tol = 0.2 if it < loose else 0.12
         sp = np.column_stack([_apply(M1, seg[:, :2]), _apply(M1, seg[:, 2:])])
-        fam, _ = _assign(sp, tol_deg=10.0 if it < 2 else 6.0)
+        fam, _ = _assign(sp, tol_deg=10.0 if it < loose else 6.0)
         src, dst = [], []
         for k in range(3):
             sel = np.flatnonzero(fam == k)
