@@ -240,7 +240,7 @@ def find_world(work_gray: np.ndarray, colours: ColourModel, profile: SetProfile,
             posed.append((evidence * (1.0 - geo.fit_residual / 0.2), len(posed), geo, attempt[6]))
     if posed:
         _, _, geo, mask = max(posed)
-        colours.world_mask = _lattice_region(geo, regions[1:] if len(regions) > 1 else regions, mask)
+        colours.world_mask = _lattice_region(geo, colours.regions or [mask], mask)
         return geo
     raise NoWorldFoundError("no EXXIT World found: the camera fitted to the tile edges does not "
                             "explain them (too few tile edges, or too much clutter)")

@@ -1,0 +1,119 @@
+"""The World's lattice on the Blender renders of sample_images/ (exact camera and cell pixels in
+each truth file): found on nearly every photo, and never a wrong lattice when one is reported.
+
+Geometry alone (colours, lattice, camera: vision.pipeline.locate_world), so that the tile and stack
+stages do not blur what is measured here."""
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from synthetic import Scene, midgame, render
+from vision.errors import NoWorldFoundError
+from vision.hexgrid import cell_to_plane, cells_to_plane, plane_to_cells
+from vision.loading import load_image
+from vision.pipeline import locate_world
+from vision.profile import load_profile
+from vision.tiles import candidate_cells
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
+NAMES = sorted(p.stem for p in SAMPLES.glob("*.json") if p.with_suffix(".jpg").exists()
+               and json.loads(p.read_text()).get("format") == "exxit-sample/1")
+
+
+def lattice_errors(geo, truth, scale) -> list:
+    """Truth tiles the fitted lattice gets wrong: a centre off every lattice point (more than a
+    fifth of the pitch), or two neighbouring tiles that do not land on neighbouring cells."""
+    tiles = [c for c in truth["pixels"]["cells"] if c["tile"]]
+    plane = geo.work_to_plane(np.array([c["pixel"] for c in tiles]) * scale)
+    ours = plane_to_cells(plane)
+    off = np.linalg.norm(plane - cells_to_plane(ours), axis=1)
+    wrong = [(c["q"], c["r"]) for c, d in zip(tiles, off) if d > 0.2]
+    where = {(c["q"], c["r"]): tuple(o) for c, o in zip(tiles, ours)}
+    for (q, r), (a, b) in where.items():
+        for n in ((q + 1, r), (q, r + 1), (q - 1, r + 1)):
+            if n in where:
+                dq, dr = where[n][0] - a, where[n][1] - b
+                if (dq, dr) not in {(1, 0), (0, 1), (-1, 1), (-1, 0), (0, -1), (1, -1)}:
+                    wrong.append(((q, r), n))
+    return wrong
+
+
+@pytest.fixture(scope="module")
+def located():
+    out = {}
+    for name in NAMES:
+        truth = json.loads((SAMPLES / f"{name}.json").read_text())
+        try:
+            image, colours, geo = locate_world(load_image(SAMPLES / f"{name}.jpg"),
+                                               load_profile(truth["meta"]["edition"]))
+        except NoWorldFoundError:
+            out[name] = (truth, None)
+            continue
+        out[name] = (truth, (image, colours, geo))
+    return out
+
+
+def test_world_found_on_nearly_every_sample(located):
+    if not located:
+        pytest.skip("no sample images")
+    missed = [n for n, (_, found) in located.items() if found is None]
+    assert len(missed) <= 0.07 * len(located), missed
+
+
+def test_a_lattice_reported_is_right(located):
+    wrong = {}
+    for name, (truth, found) in located.items():
+        if found is None:
+            continue
+        image, _, geo = found
+        errors = lattice_errors(geo, truth, image.scale)
+        if errors:
+            wrong[name] = errors
+    assert not wrong                     # a wrong World is worse than an honest exit 3
+
+
+def test_camera_tilt_near_the_truth(located):
+    off = {}
+    for name, (truth, found) in located.items():
+        if found is not None and abs(found[2].camera.tilt_deg - truth["camera"]["tilt_deg"]) > 10:
+            off[name] = (round(found[2].camera.tilt_deg, 1), truth["camera"]["tilt_deg"])
+    assert len(off) <= 0.1 * len(located), off
+
+
+def test_world_mask_holds_the_tiles(located):
+    """The tile stage looks for tiles around the World mask (candidate_cells: the cells on the mask
+    and two rings around them): the mask must be on the World, not on a lamp's bright spot on
+    the table or a pile of spare tiles."""
+    poor = {}
+    for name, (truth, found) in located.items():
+        if found is None:
+            continue
+        image, colours, geo = found
+        px = np.array([c["pixel"] for c in truth["pixels"]["cells"] if c["tile"]]) * image.scale
+        ours = {tuple(c) for c in plane_to_cells(geo.work_to_plane(px))}
+        share = len(ours & set(candidate_cells(colours, geo))) / len(ours)
+        if share < 0.9:
+            poor[name] = round(share, 2)
+    assert len(poor) <= 0.05 * len(located), poor
+
+
+def test_a_lamps_bright_spot_on_the_table_is_not_the_world():
+    tiles, stacks = midgame()
+    scene = Scene(tiles=tiles, stacks=stacks, tilt_deg=20, offset_mm=(-160.0, 0.0))
+    img, cam = render(scene)
+    h, w = img.shape[:2]
+    yy, xx = np.mgrid[0:h, 0:w]
+    spot = np.exp(-(((xx - 0.3 * w) / (0.15 * w)) ** 2 + ((yy - 0.45 * h) / (0.2 * h)) ** 2))
+    lit = np.clip(img.astype(np.float32) * (1 + 1.2 * spot[..., None]), 0, 255).astype(np.uint8)
+    image, colours, geo = locate_world(load_image(lit), load_profile())
+    truth = np.array([cam.project([[*(np.array(cell_to_plane(c)) * scene.pitch_mm), 0.0]])[0] for c in tiles])
+    plane = geo.work_to_plane(truth * image.scale)
+    assert np.linalg.norm(plane - cells_to_plane(plane_to_cells(plane)), axis=1).max() < 0.15
+    assert len({tuple(c) for c in plane_to_cells(plane)}) == len(tiles)
+    px = (truth * image.scale).round().astype(int)
+    assert (colours.world_mask[px[:, 1], px[:, 0]] > 0).mean() > 0.5
+    centre = (np.array([0.3 * w, 0.45 * h]) * image.scale).astype(int)
+    assert colours.world_mask[centre[1], centre[0]] == 0
