@@ -25,11 +25,11 @@ MAX_READ = 8                     # tallest stack read (RULES.md §14: 6,500 rand
 MAX_HEIGHT = MAX_READ + 1        # scored up to here: the top rim's step needs the height above
 CIRCLE = np.stack([np.cos(np.linspace(0, 2 * np.pi, 48, endpoint=False)),
                    np.sin(np.linspace(0, 2 * np.pi, 48, endpoint=False))], axis=1)
-RIM = CIRCLE[::2]                # the coarser circle of the many-hypothesis scores
+RIM = CIRCLE[::3]                # the coarser circle of the many-hypothesis scores
 SHIFT_GRID_MM = np.array([(1.2 * (q + r / 2), 1.2 * r * 0.866)     # a stack's offsets from its cell
                           for q in range(-3, 4) for r in range(-3, 4) if abs(q + r) <= 3])    # centre tried
 SATURATION = 3.0
-SIDE_SAMPLES = 10
+SIDE_SAMPLES = 6
 OCCLUSION_MARGIN_PX = 5.0        # an edge this far inside a silhouette would be hidden by the stack
 NORMAL_SEARCH_PX = (-1.2, 0.0, 1.2)   # tolerated misfit of an outline, across it
 CONFIDENT = 0.6
@@ -113,6 +113,7 @@ class EdgeMap:
         self.norm = float(np.percentile(vals, 90)) if len(vals) else 1.0
         self.norm = max(self.norm, 1.0)
         self.h, self.w = mag.shape
+        self.light = np.ascontiguousarray(colours.lab[..., 0])
 
     def support(self, pts: np.ndarray, normals: np.ndarray) -> np.ndarray:
         """Normal-direction edge strength at work-image points (bilinear), in units of the World's
@@ -237,19 +238,19 @@ def stack_evidence(edges: EdgeMap, colours: ColourModel, geo: WorldGeometry, pro
     sides, front, back = score_heights(edges, geo, profile, cell, on_tile, hidden, grid)    # (S, H)
     step = front[:, 1:MAX_READ + 1] - front[:, 2:MAX_READ + 2]
     outline = back[:, 1:MAX_READ + 1] + step + 0.5 * sides[:, 1:MAX_READ + 1]
-    before = _ground_before(colours, geo, profile, cell, on_tile, ground, grid)
+    before, darker = _ground_before(colours, geo, profile, cell, on_tile, ground, grid)
     fit = outline + front[:, :1] + before[:, None]                                         # (S, MAX_READ)
     best = np.argmax(fit, axis=0)                                  # each height's offset
     h_idx = np.arange(MAX_READ)
     shifts = grid[best]
     pick = lambda arr: arr[best, h_idx]
     per_height = [pick(sides[:, 1:MAX_READ + 1]), pick(front[:, 1:MAX_READ + 1]), pick(back[:, 1:MAX_READ + 1]),
-                  pick(front[:, 2:MAX_READ + 2]), pick(step), pick(outline), front[best, 0], before[best],
+                  pick(front[:, 2:MAX_READ + 2]), pick(step), pick(outline), front[best, 0], before[best], darker[best],
                   np.hypot(*shifts.T), pick(fit)]
     fits = per_height[-1]
     ranked = np.sort(fits)
     anchor = grid[int(np.argmax(front[:, 0] + before))]          # where the base fits best
-    column, jumps = _front_column(colours, geo, profile, cell, on_tile, anchor)
+    column, jumps = _front_column(edges, geo, profile, cell, on_tile, anchor)
     heights = np.arange(1, MAX_READ + 1)
     top_z = _base_height(profile, on_tile) + heights * profile.disc_thickness_mm
     shares, spread = _top_faces(colours, geo, profile, cell, top_z, shifts)
@@ -274,7 +275,7 @@ def stack_evidence(edges: EdgeMap, colours: ColourModel, geo: WorldGeometry, pro
                          scores=(sides[best[0]], front[best[0]], back[best[0]]))
 
 
-def _front_column(colours: ColourModel, geo, profile, cell, on_tile, shift):
+def _front_column(edges: EdgeMap, geo, profile, cell, on_tile, shift):
     """The lightness up the stack's front (the side line nearest the camera), from a disc below
     its base to MAX_READ + 1 discs above, in half discs, relative to its median; and per height h
     the jump between the half disc above h and the one below (a side turns into a top face there).
@@ -284,31 +285,38 @@ def _front_column(colours: ColourModel, geo, profile, cell, on_tile, shift):
     halves = np.arange(-2, 2 * MAX_READ + 3) / 2
     z = _base_height(profile, on_tile) + (halves + 0.25) * profile.disc_thickness_mm
     pts = geo.project([cell], z, np.broadcast_to(front + np.asarray(shift), (len(z), 2))) * geo.scale
-    h, w = colours.lab.shape[:2]
-    x = np.clip(pts[:, 0], 0, w - 1).astype(np.float32)[None]
-    y = np.clip(pts[:, 1], 0, h - 1).astype(np.float32)[None]
-    light = cv2.remap(np.ascontiguousarray(colours.lab[..., 0]), x, y, cv2.INTER_LINEAR)[0]
+    x = np.clip(pts[:, 0], 0, edges.w - 1).astype(np.float32)[None]
+    y = np.clip(pts[:, 1], 0, edges.h - 1).astype(np.float32)[None]
+    light = cv2.remap(edges.light, x, y, cv2.INTER_LINEAR)[0]
     light = light - np.median(light)
     at = {v: i for i, v in enumerate(halves)}
     jumps = np.array([light[at[hh + 0.5]] - light[at[hh - 0.5]] for hh in range(1, MAX_READ + 1)])
     return light, jumps
 
 
-def _ground_before(colours: ColourModel, geo, profile, cell, on_tile, ground, shifts) -> np.ndarray:
+def _ground_before(colours: ColourModel, geo, profile, cell, on_tile, ground, shifts):
     """Per offset: the share of points just in front of a stack's base (on the camera's side) that
-    show the ground's colour class."""
+    show the ground's colour class, and how far their lightness is from the ground's (a disc's
+    shaded side, even of the tile's own colour, is darker than the lit tile top)."""
     toward = geo.camera.centre[:2] - np.array(cells_to_plane([cell])[0]) * geo.pitch_mm
     a0 = np.arctan2(toward[1], toward[0])
     angles = a0 + np.radians(np.linspace(-60, 60, 9))
     ring_pts = np.concatenate([np.stack([np.cos(angles), np.sin(angles)], 1) * k for k in (1.12, 1.25)])
-    ring_pts *= profile.disc_diameter_mm / 2
-    offs = (np.asarray(shifts)[:, None, :] + ring_pts[None]).reshape(-1, 2)
+    around = np.stack([np.cos(a0 + np.radians(np.arange(0, 360, 30))), np.sin(a0 + np.radians(np.arange(0, 360, 30)))], 1)
+    r = profile.disc_diameter_mm / 2
+    offs = np.concatenate([(np.asarray(shifts)[:, None, :] + ring_pts[None] * r).reshape(-1, 2), around * 1.5 * r])
     pts = geo.project([cell], _base_height(profile, on_tile), offs) * geo.scale
     h, w = colours.lab.shape[:2]
     x = np.clip(np.round(pts[:, 0]).astype(int), 0, w - 1)
     y = np.clip(np.round(pts[:, 1]).astype(int), 0, h - 1)
-    classes = colours.classify(colours.lab[y, x])[0].reshape(len(shifts), len(ring_pts))
-    return (classes == ground).mean(axis=1)
+    lab = colours.lab[y, x]
+    classes = colours.classify(lab)[0]
+    n = len(shifts) * len(ring_pts)
+    outer = lab[n:, 0][classes[n:] == ground]
+    ground_light = float(np.median(outer)) if len(outer) else float(np.median(lab[n:, 0]))
+    share = (classes[:n] == ground).reshape(len(shifts), len(ring_pts)).mean(axis=1)
+    light = np.abs(np.median(lab[:n, 0].reshape(len(shifts), len(ring_pts)), axis=1) - ground_light)
+    return share, light
 
 
 def _top_faces(colours: ColourModel, geo, profile, cell, top_z, shifts):
@@ -342,7 +350,12 @@ def _hidden_edge_share(geo, profile, cell, on_tile, shifts, heights, lattice_edg
     z = np.concatenate([np.full(len(heights), base), base + heights * profile.disc_thickness_mm])
     offs = (np.concatenate([shifts, shifts])[:, None, :] + RIM[None] * r).reshape(-1, 2)
     rims = (geo.project([cell], np.repeat(z, len(RIM)), offs) * geo.scale).reshape(2, len(heights), len(RIM), 2)
+    lo, hi = rims.reshape(-1, 2).min(axis=0), rims.reshape(-1, 2).max(axis=0)
+    inside_box = np.all((mids > lo) & (mids < hi), axis=1)
+    mids, lengths = mids[inside_box], lengths[inside_box]
     out = np.zeros(len(heights))
+    if not len(mids):
+        return out
     for i in range(len(heights)):
         sil = cv2.convexHull(np.concatenate([rims[0, i], rims[1, i]]).astype(np.float32)).reshape(-1, 2)
         width = max(float(np.ptp(sil[:, 0])), 1.0)
