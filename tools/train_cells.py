@@ -118,7 +118,7 @@ def photo_samples(photo: Path, truth: dict, variant: str) -> dict | None:
     hidden = np.zeros(colours.world_mask.shape, np.uint8)
     rows, labels = [], []
     for ev, height in walk_stacks(colours, geo, profile, stack_cells, tiles, edges,
-                                  lambda ev: true_heights.get(mapped[ev.cell], 0), hidden):
+                                  lambda ev: true_heights.get(mapped[ev.cell], 0), hidden, gate=None):
         rows.append(ev.features)
         labels.append(height)
     stacked = {c for c in stack_cells if mapped[c] in true_heights}
