@@ -230,11 +230,17 @@ def find_world(work_gray: np.ndarray, colours: ColourModel, profile: SetProfile,
     if attempts[0][3] < MIN_INLIERS:
         raise NoWorldFoundError("no EXXIT World found: no hex lattice explains the straight edges "
                                 "(too few tile edges, or too much clutter)")
-    posed = []
+    posed, seen = [], []
     for attempt in attempts[:CAMERA_ATTEMPTS]:
         if attempt[3] < MIN_INLIERS:
             break
-        found = _posed_world(_grown(attempt, all_segments), profile, full_size, scale, w)
+        grown = _grown(attempt, all_segments)
+        on = np.zeros(len(all_segments), bool)
+        on[grown[7]] = grown[1] >= 0
+        if any((on & other).sum() > 0.9 * max(on.sum(), other.sum()) for other in seen):
+            continue                    # the same lattice on the same edges as one already posed
+        seen.append(on)
+        found = _posed_world(grown, profile, full_size, scale, w)
         if found is not None:           # the lattice explaining the most tile edge length wins
             geo, evidence = found
             posed.append((evidence * (1.0 - geo.fit_residual / 0.2), len(posed), geo, attempt[6]))
@@ -646,7 +652,8 @@ def _fit_lattice(M, seg, hyp, colours: ColourModel):
     for k in range(3):
         sel = fam == k
         if sel.any():
-            z[k] = np.exp(2j * np.pi * rho[sel][None, :] / periods[:, None]) @ length[sel]
+            phase = (2 * np.pi) * rho[sel][None, :] / periods[:, None]
+            z[k] = np.cos(phase) @ length[sel] + 1j * (np.sin(phase) @ length[sel])
     scores = np.abs(z).sum(0) / length[good].sum()
     near_best = np.flatnonzero(scores >= 0.85 * scores.max())
     i = near_best[np.argmax(pitches[near_best])]
