@@ -75,7 +75,28 @@ def _cube_round(q, r):
     return int(rx), int(rz)
 
 
-VARIANTS = {"": None, "mirror": 1, "turn": -1}    # the photo as it is, mirrored, turned half round
+# the photo as it is, mirrored, turned half round, and mirrored at 70% of its size (a World further away)
+VARIANTS = {"": (None, 1.0), "mirror": (1, 1.0), "turn": (-1, 1.0), "small": (1, 0.7)}
+
+
+def variant_of(bgr: np.ndarray, variant: str):
+    """(the variant's image, a function taking its pixels (N, 2) back to the photo's)."""
+    flip, size = VARIANTS[variant]
+    h, w = bgr.shape[:2]
+    if flip is not None:
+        bgr = cv2.flip(bgr, flip)
+    if size != 1.0:
+        bgr = cv2.resize(bgr, (round(w * size), round(h * size)), interpolation=cv2.INTER_AREA)
+
+    def original_pixels(pix):
+        pix = (np.array(pix, float) + 0.5) / size - 0.5
+        if flip is not None:
+            pix[:, 0] = w - 1 - pix[:, 0]
+            if flip == -1:
+                pix[:, 1] = h - 1 - pix[:, 1]
+        return pix
+
+    return bgr, original_pixels
 
 
 def photo_samples(photo: Path, truth: dict, variant: str) -> dict | None:
@@ -84,19 +105,7 @@ def photo_samples(photo: Path, truth: dict, variant: str) -> dict | None:
     the truth). A mirrored or turned photo (`variant`) shows another World, seen by another camera:
     a new example for the classifiers, with the same truth once its pixels are turned back."""
     profile = profile_from_json(truth["profile"])
-    bgr = cv2.imread(str(photo), cv2.IMREAD_COLOR)
-    if VARIANTS[variant] is not None:
-        bgr = cv2.flip(bgr, VARIANTS[variant])
-    h, w = bgr.shape[:2]
-
-    def original_pixels(pix):
-        pix = np.array(pix, float)
-        if VARIANTS[variant] is not None:
-            pix[:, 0] = w - 1 - pix[:, 0]
-            if VARIANTS[variant] == -1:
-                pix[:, 1] = h - 1 - pix[:, 1]
-        return pix
-
+    bgr, original_pixels = variant_of(cv2.imread(str(photo), cv2.IMREAD_COLOR), variant)
     try:
         image, colours, geo = locate_world(load_image(bgr), profile)
     except VisionError:

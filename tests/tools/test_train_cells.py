@@ -36,3 +36,20 @@ def test_training_on_the_measuring_set_is_refused(capsys):
     with pytest.raises(SystemExit):
         train_cells.main([str(REPO / "sample_images")])
     assert "train on other renders" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("variant", list(train_cells.VARIANTS))
+def test_pixels_of_a_variant_go_back_to_the_photo(variant):
+    photo = np.zeros((120, 160, 3), np.uint8)
+    spots = [(20, 30), (131, 88), (75, 10)]
+    for x, y in spots:
+        photo[y - 2:y + 3, x - 2:x + 3] = 255
+    image, to_photo = train_cells.variant_of(photo, variant)
+    for x, y in spots:
+        mask = np.zeros(photo.shape[:2], np.uint8)
+        mask[y - 2:y + 3, x - 2:x + 3] = 255
+        moved = train_cells.variant_of(np.dstack([mask] * 3), variant)[0][..., 0].astype(float)
+        ys, xs = np.nonzero(moved > 60)
+        centre = np.array([[np.average(xs, weights=moved[ys, xs]), np.average(ys, weights=moved[ys, xs])]])
+        assert np.allclose(to_photo(centre)[0], (x, y), atol=0.6)
+    assert image.shape[0] == round(120 * train_cells.VARIANTS[variant][1])
