@@ -234,7 +234,7 @@ def find_world(work_gray: np.ndarray, colours: ColourModel, profile: SetProfile,
     for attempt in attempts[:CAMERA_ATTEMPTS]:
         if attempt[3] < MIN_INLIERS:
             break
-        grown = _grown(attempt, all_segments, beside_tiles)
+        grown = _grown(attempt, all_segments)
         on = np.zeros(len(all_segments), bool)
         on[grown[7]] = grown[1] >= 0
         if any((on & other).sum() > 0.9 * max(on.sum(), other.sum()) for other in seen):
@@ -252,11 +252,10 @@ def find_world(work_gray: np.ndarray, colours: ColourModel, profile: SetProfile,
                             "explain them (too few tile edges, or too much clutter)")
 
 
-def _grown(attempt, all_segments: np.ndarray, beside_tiles: np.ndarray, rounds: int = GROW_ROUNDS):
+def _grown(attempt, all_segments: np.ndarray, rounds: int = GROW_ROUNDS):
     """The attempt with its lattice extended, a ring of cells at a time, to the straight edges
-    with a tile colour beside them (not a cloth's checks, which may line up with the lattice)
-    in the cells around those its edges run along, refitted on them: a lattice found on a few
-    tiles (a World whose dark tiles match the table splits into pieces) then spans the World."""
+    beside the cells its edges run along, refitted on them: a lattice found on a few tiles (a
+    World whose dark tiles match the table splits into pieces) then spans the whole World."""
     M, fam, residual, inlier_frac, score, seg, mask, used = attempt
     used = used.copy()
     mids = (all_segments[:, :2] + all_segments[:, 2:]) / 2
@@ -265,7 +264,7 @@ def _grown(attempt, all_segments: np.ndarray, beside_tiles: np.ndarray, rounds: 
         cells = plane_to_cells(_apply(M, mids))
         seed = {tuple(c) for c in cells[used & (fam_all >= 0)]}
         near = seed | ring(seed)
-        add = (fam_all >= 0) & ~used & beside_tiles & np.array([tuple(c) in near for c in cells], bool)
+        add = (fam_all >= 0) & ~used & np.array([tuple(c) in near for c in cells], bool)
         if not add.any():
             break
         used |= add
