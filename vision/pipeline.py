@@ -70,7 +70,7 @@ def locate_world(image, profile):
     World is looked at at a finer working resolution (the returned image); when one resolution
     shows no World, the other is tried before giving up."""
     coarse = find_colours(image.work, profile)
-    failure = None
+    failure = geometry_failure = None
     for work_image in ((None, image) if _world_is_small(coarse) else (image, None)):
         if work_image is None:
             work_image = image.with_work_side(DETAIL_LONG_SIDE)
@@ -78,11 +78,15 @@ def locate_world(image, profile):
                 continue                            # the photo is no larger than the working image
         try:
             colours = coarse if work_image is image else find_colours(work_image.work, profile)
+        except NoWorldFoundError as exc:
+            failure = failure or exc
+            continue
+        try:
             gray = cv2.cvtColor(work_image.work, cv2.COLOR_BGR2GRAY)
             return work_image, colours, find_world(gray, colours, profile, work_image.size, work_image.scale)
         except NoWorldFoundError as exc:
-            failure = failure or exc
-    raise failure
+            geometry_failure = geometry_failure or exc
+    raise geometry_failure or failure       # the reason of the try that got furthest
 
 
 def first_tile_pass(colours, geo):
