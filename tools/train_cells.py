@@ -119,11 +119,12 @@ def photo_samples(photo: Path, truth: dict, variant: str) -> dict | None:
         return None
     true_tiles = {(t["q"], t["r"]): t["colour"] for t in truth["position"]["tiles"]}
     true_heights = {(s["q"], s["r"]): min(len(s["discs"]), MAX_READ) for s in truth["position"]["stacks"]}
-    mapped = dict(zip(cells, true_cell_of(truth, original_pixels(geo.project(cells, 0.0)))))
+    stack_cells = sorted(set(tiles) | ring(tiles))
+    looked_at = sorted(set(cells) | set(stack_cells))
+    mapped = dict(zip(looked_at, true_cell_of(truth, original_pixels(geo.project(looked_at, 0.0)))))
     agree = np.mean([true_tiles.get(mapped[c]) == col for c, col in tiles.items()])
     if agree < MIN_AGREEMENT:
         return None
-    stack_cells = sorted(set(tiles) | ring(tiles))
     hidden = np.zeros(colours.world_mask.shape, np.uint8)
     rows, labels = [], []
     for ev, height in walk_stacks(colours, geo, profile, stack_cells, tiles, edges,

@@ -141,11 +141,13 @@ class EdgeMap:
 
 def score_heights(edges: EdgeMap, geo, profile, cell, on_tile, blocked=None, shifts_mm=((0.0, 0.0),)):
     """(sides, front, back) edge support, each (len(shifts_mm), MAX_HEIGHT + 1): per offset of
-    the stack from its cell centre (mm) and per height 0..MAX_HEIGHT.
+    the stack from its cell centre (mm) and per height 0..MAX_HEIGHT; and below (len(shifts_mm),).
 
     sides[h]: along the two vertical silhouette lines of an h-stack (its left and right outline,
     base to top); front[h] and back[h]: along the near half (the top face's front edge) and the
-    far half (the silhouette) of its top disc's rim. Points hidden by `blocked` do not count.
+    far half (the silhouette) of its top disc's rim; below: along those lines continued one disc
+    under the base (strong when the base is put on top of real discs). Points hidden by `blocked`
+    do not count.
     """
     shifts = np.asarray(shifts_mm, float).reshape(-1, 2)
     S, H, n, m = len(shifts), MAX_HEIGHT + 1, len(RIM), SIDE_SAMPLES
@@ -158,6 +160,7 @@ def score_heights(edges: EdgeMap, geo, profile, cell, on_tile, blocked=None, shi
     sides_at = np.array([[np.cos(a0 + d), np.sin(a0 + d)] for d in (np.pi / 2, -np.pi / 2)]) * r
     frac = (np.arange(m) + 0.5) / m
     zs = base + frac[None, :] * (heights - base)[:, None]                       # (H, m)
+    zs[0] = base - (1 - frac) * profile.disc_thickness_mm     # height 0's lines: the disc under the base
     # rims (S, H, n) and side lines (S, 2, H, m): offsets and heights of every point
     rim_off = shifts[:, None, None, :] + (RIM * r)[None, None, :, :] + np.zeros((1, H, 1, 1))
     rim_z = np.broadcast_to(heights[None, :, None], (S, H, n))
@@ -169,7 +172,6 @@ def score_heights(edges: EdgeMap, geo, profile, cell, on_tile, blocked=None, shi
     rims = pix[:S * H * n].reshape(S, H, n, 2)
     side_pts = pix[S * H * n:].reshape(S, 2, H, m, 2)
     d = side_pts[..., -1, :] - side_pts[..., 0, :]                               # (S, 2, H, 2)
-    d[:, :, 0] = (0.0, 1.0)
     side_nrm = np.stack([d[..., 1], -d[..., 0]], -1) / (np.linalg.norm(d, axis=-1, keepdims=True) + 1e-9)
     side_nrm = np.broadcast_to(side_nrm[..., None, :], side_pts.shape)
     x, y = rims[..., 0], rims[..., 1]
@@ -189,8 +191,9 @@ def score_heights(edges: EdgeMap, geo, profile, cell, on_tile, blocked=None, shi
     side_sup = sup[S * H * n:].reshape(S, 2, H, m).transpose(0, 2, 1, 3).reshape(S, H, 2 * m)
     counted = (~np.isnan(side_sup)).sum(axis=-1)
     sides = np.where(counted >= m, np.nansum(side_sup, axis=-1) / np.maximum(counted, 1), 0.0)
+    below = sides[:, 0].copy()
     sides[:, 0] = 0.0
-    return sides, robust_mean(rim_sup[..., near], 6), robust_mean(rim_sup[..., ~near], 6)
+    return sides, robust_mean(rim_sup[..., near], 6), robust_mean(rim_sup[..., ~near], 6), below
 
 
 def robust_mean(sup: np.ndarray, min_points: int):
@@ -238,17 +241,17 @@ def stack_evidence(edges: EdgeMap, colours: ColourModel, geo: WorldGeometry, pro
     `ground` is the colour class under the cell (the tile's, or the table's off the World).
     """
     grid = SHIFT_GRID_MM
-    sides, front, back = score_heights(edges, geo, profile, cell, on_tile, hidden, grid)    # (S, H)
+    sides, front, back, below = score_heights(edges, geo, profile, cell, on_tile, hidden, grid)   # (S, H)
     step = front[:, 1:MAX_READ + 1] - front[:, 2:MAX_READ + 2]
     outline = back[:, 1:MAX_READ + 1] + step + 0.5 * sides[:, 1:MAX_READ + 1]
     before, darker = _ground_before(colours, geo, profile, cell, on_tile, ground, grid)
-    fit = outline + front[:, :1] + before[:, None]                                         # (S, MAX_READ)
+    fit = outline + front[:, :1] + before[:, None] - below[:, None]                         # (S, MAX_READ)
     best = np.argmax(fit, axis=0)                                  # each height's offset
     h_idx = np.arange(MAX_READ)
     shifts = grid[best]
     pick = lambda arr: arr[best, h_idx]
     per_height = [pick(sides[:, 1:MAX_READ + 1]), pick(front[:, 1:MAX_READ + 1]), pick(back[:, 1:MAX_READ + 1]),
-                  pick(front[:, 2:MAX_READ + 2]), pick(step), pick(outline), front[best, 0], before[best], darker[best],
+                  pick(front[:, 2:MAX_READ + 2]), pick(step), pick(outline), front[best, 0], before[best], darker[best], below[best],
                   np.hypot(*shifts.T), pick(fit)]
     fits = per_height[-1]
     ranked = np.sort(fits)
@@ -257,6 +260,7 @@ def stack_evidence(edges: EdgeMap, colours: ColourModel, geo: WorldGeometry, pro
     heights = np.arange(1, MAX_READ + 1)
     top_z = _base_height(profile, on_tile) + heights * profile.disc_thickness_mm
     shares, spread = _top_faces(colours, geo, profile, cell, top_z, shifts)
+    far_contrast, near_contrast = _rim_contrast(colours, geo, profile, cell, top_z, shifts)
     hidden_edges = _hidden_edge_share(geo, profile, cell, on_tile, shifts, heights, lattice_edges)
     a, b = geo.project([cell, cell], [0.0, profile.disc_thickness_mm])
     parallax = float(np.linalg.norm(a - b)) * geo.scale
@@ -270,7 +274,7 @@ def stack_evidence(edges: EdgeMap, colours: ColourModel, geo: WorldGeometry, pro
     peaks = [np.argmax(fits) + 1, ranked[-1], ranked[-1] - ranked[-2], np.argmax(per_height[4]) + 1,
              np.argmax(per_height[2]) + 1]
     features = np.concatenate(per_height + [fits - ranked[-1], peaks, column, jumps, [np.argmax(jumps) + 1],
-                                            shares.ravel(), spread, hidden_edges,
+                                            shares.ravel(), spread, far_contrast, near_contrast, hidden_edges,
                                             np.eye(3)[ground],
                                             [geo.camera.tilt_deg, parallax, diameter, float(on_tile), blocked]])
     return StackEvidence(cell=cell, on_tile=on_tile, shifts=[tuple(map(float, v)) for v in shifts],
@@ -320,6 +324,30 @@ def _ground_before(colours: ColourModel, geo, profile, cell, on_tile, ground, sh
     share = (classes[:n] == ground).reshape(len(shifts), len(ring_pts)).mean(axis=1)
     light = np.abs(np.median(lab[:n, 0].reshape(len(shifts), len(ring_pts)), axis=1) - ground_light)
     return share, light
+
+
+def _rim_contrast(colours: ColourModel, geo, profile, cell, top_z, shifts):
+    """Per height (its top at top_z, offset by shifts): the colour difference between a band just
+    inside and one just outside the far half of its top rim (a top face against what lies behind
+    it), and the same across the near half (the top face against the stack's own side). Regions a
+    few pixels wide, unlike edges, survive blur and grain."""
+    toward = geo.camera.centre[:2] - np.array(cells_to_plane([cell])[0]) * geo.pitch_mm
+    a0 = np.arctan2(toward[1], toward[0])
+    r = profile.disc_diameter_mm / 2
+    sides = []
+    for centre in (a0 + np.pi, a0):                      # far half, near half
+        angles = centre + np.radians(np.linspace(-60, 60, 7))
+        unit = np.stack([np.cos(angles), np.sin(angles)], 1)
+        sides.append(np.concatenate([unit * 0.72 * r, unit * 1.25 * r]))
+    ring_pts = np.concatenate(sides)                      # (28, 2): far in, far out, near in, near out
+    offs = (np.asarray(shifts)[:, None, :] + ring_pts[None]).reshape(-1, 2)
+    pts = geo.project([cell], np.repeat(top_z, len(ring_pts)), offs) * geo.scale
+    h, w = colours.lab.shape[:2]
+    x = np.clip(np.round(pts[:, 0]).astype(int), 0, w - 1)
+    y = np.clip(np.round(pts[:, 1]).astype(int), 0, h - 1)
+    lab = colours.lab[y, x].reshape(len(top_z), 4, 7, 3) * np.array([0.6, 1.0, 1.0])
+    med = np.median(lab, axis=2)                          # (H, 4, 3)
+    return np.linalg.norm(med[:, 0] - med[:, 1], axis=1), np.linalg.norm(med[:, 2] - med[:, 3], axis=1)
 
 
 def _top_faces(colours: ColourModel, geo, profile, cell, top_z, shifts):
