@@ -110,7 +110,8 @@ class EdgeMap:
         lab = cv2.GaussianBlur(colours.lab, (3, 3), 0) * np.array([1.0, 1.2, 1.2], np.float32)
         self.gx = cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3) / 8      # (h, w, 3): L, a, b
         self.gy = cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3) / 8
-        mag = np.sqrt((self.gx ** 2 + self.gy ** 2).sum(axis=2))
+        sq = self.gx * self.gx + self.gy * self.gy
+        mag = np.sqrt(sq[..., 0] + sq[..., 1] + sq[..., 2])
         vals = mag[colours.world_mask > 0]
         self.norm = float(np.percentile(vals, 90)) if len(vals) else 1.0
         self.norm = max(self.norm, 1.0)
@@ -384,27 +385,27 @@ def _hidden_edge_share(geo, profile, cell, on_tile, shifts, heights, lattice_edg
     lo, hi = rims.reshape(-1, 2).min(axis=0), rims.reshape(-1, 2).max(axis=0)
     inside_box = np.all((mids > lo) & (mids < hi), axis=1)
     mids, lengths = mids[inside_box], lengths[inside_box]
-    out = np.zeros(len(heights))
     if not len(mids):
-        return out
-    for i in range(len(heights)):
-        sil = cv2.convexHull(np.concatenate([rims[0, i], rims[1, i]]).astype(np.float32)).reshape(-1, 2)
-        width = max(float(np.ptp(sil[:, 0])), 1.0)
-        out[i] = float(lengths[_inside_convex(sil, mids, OCCLUSION_MARGIN_PX)].sum()) / width
-    return out
+        return np.zeros(len(heights))
+    hulls = [cv2.convexHull(np.concatenate([rims[0, i], rims[1, i]]).astype(np.float32)).reshape(-1, 2).astype(float)
+             for i in range(len(heights))]
+    widths = np.array([max(float(np.ptp(h[:, 0])), 1.0) for h in hulls])
+    return (_inside_convex(hulls, mids, OCCLUSION_MARGIN_PX) * lengths[None]).sum(axis=1) / widths
 
 
-def _inside_convex(poly: np.ndarray, pts: np.ndarray, margin: float) -> np.ndarray:
-    """Which points lie inside the convex polygon by more than `margin` pixels."""
-    if not len(pts):
-        return np.zeros(0, bool)
-    a, b = poly, np.roll(poly, -1, axis=0)
-    d = b - a
-    nrm = np.stack([-d[:, 1], d[:, 0]], 1) / (np.linalg.norm(d, axis=1, keepdims=True) + 1e-9)
-    if _clockwise(poly):
-        nrm = -nrm
-    dist = np.einsum("pkj,kj->pk", pts[:, None, :] - a[None], nrm)
-    return dist.min(axis=1) > margin
+def _inside_convex(polys: list, pts: np.ndarray, margin: float) -> np.ndarray:
+    """(len(polys), len(pts)): which points lie inside each convex polygon by more than `margin` px."""
+    k = max(len(p) for p in polys)
+    padded = np.stack([np.concatenate([p, np.repeat(p[-1:], k - len(p), axis=0)]) for p in polys])  # (P, k, 2)
+    d = np.roll(padded, -1, axis=1) - padded
+    length = np.linalg.norm(d, axis=2)
+    nrm = np.stack([-d[..., 1], d[..., 0]], -1) / np.maximum(length, 1e-9)[..., None]
+    x, y = padded[..., 0], padded[..., 1]
+    area = np.sum(x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y, axis=1)
+    nrm *= np.where(area < 0, -1.0, 1.0)[:, None, None]
+    dist = np.einsum("pj,ckj->cpk", pts, nrm) - np.einsum("ckj,ckj->ck", padded, nrm)[:, None, :]
+    dist = np.where(length[:, None, :] > 1e-6, dist, np.inf)      # padding adds edges of no length
+    return dist.min(axis=2) > margin
 
 
 def edge_activity(edges: EdgeMap, geo: WorldGeometry, profile: SetProfile, cells, tiles) -> np.ndarray:
