@@ -202,7 +202,11 @@ def _vanishing_point(seg: np.ndarray, rng, iters=150, tol_deg=1.5):
 
 def find_world(work_gray: np.ndarray, colours: ColourModel, profile: SetProfile, full_size,
                scale: float) -> WorldGeometry:
-    """Fit the hex lattice of the tile tops; raise NoWorldFoundError when there is none."""
+    """Fit the hex lattice of the tile tops; raise NoWorldFoundError when there is none.
+
+    Each candidate colour region (and their union) is fitted; the best few fits are grown over
+    the edges around them and posed, and the one explaining the most edge length is kept.
+    `colours.world_mask` becomes the regions that hold its edges."""
     h, w = work_gray.shape
     min_len = max(6.0, 0.008 * max(h, w))
     all_segments = detect_segments(work_gray, np.full((h, w), 255, np.uint8), min_len)
@@ -212,7 +216,7 @@ def find_world(work_gray: np.ndarray, colours: ColourModel, profile: SetProfile,
         regions.insert(1, np.max(regions, axis=0))
     beside_tiles = _beside_tile_colours(all_segments, colours)
     mid = (all_segments[:, :2] + all_segments[:, 2:]) / 2
-    for k, mask in enumerate(regions):
+    for mask in regions:
         inside = _near(mask, mid, 0.02 * max(h, w))
         # the edges with a tile colour beside them first (not the cloth's checks or the wood's
         # grain), then all of them (black tiles on a dark cloth have the table's colour)
