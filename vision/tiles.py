@@ -295,8 +295,11 @@ def _tile_roles(colours: ColourModel, medians: np.ndarray, is_tile: np.ndarray, 
         if np.bincount(lbl.ravel(), minlength=2).min() >= 1:
             a, b = centres[0], centres[1]
             white, black = colours.roles_of(a, b)
-            spread = lambda c: np.maximum(np.std(medians[idx][np.linalg.norm(medians[idx] - c, axis=1)
-                                                              < np.linalg.norm(a - b) / 2], axis=0), [3.0, 2.0, 2.0])
+
+            def spread(centre):
+                near = medians[idx][np.linalg.norm(medians[idx] - centre, axis=1) < np.linalg.norm(a - b) / 2]
+                return np.maximum(np.std(near, axis=0) if len(near) > 1 else 0.0, [3.0, 2.0, 2.0])
+
             colours.tiles = {"white": ColourClass(white, spread(white)), "black": ColourClass(black, spread(black))}
             colours.discs = dict(colours.tiles)
             colours.reset_cache()
