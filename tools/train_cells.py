@@ -132,7 +132,7 @@ def photo_samples(photo: Path, truth: dict, variant: str) -> dict | None:
         rows.append(ev.features)
         labels.append(height)
     stacked = {c for c in stack_cells if mapped[c] in true_heights}
-    tile_X = tile_evidence(colours, geo, cells, outline, hidden, stacked)[0]
+    tile_X = tile_evidence(colours, geo, cells, outline, hidden, first, stacked)[0]
     tile_y = [int(mapped[c] in true_tiles) for c in cells]
     return {"stack_X": np.array(rows, np.float32), "stack_y": np.array(labels, np.int32),
             "tile_X": tile_X, "tile_y": np.array(tile_y, np.int32), "tilt": geo.camera.tilt_deg}

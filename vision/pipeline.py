@@ -40,7 +40,7 @@ def analyze_photo(source, profile=None) -> PhotoReading:
     cells, edges, outline, first = first_tile_pass(colours, geo)
     stack_cells = set(first.tiles) | ring(first.tiles)
     stacks = read_stacks(colours, geo, profile, sorted(stack_cells), first.tiles, edges)
-    tiles = classify_tiles(colours, geo, cells, outline, stacks.hidden, set(stacks.stacks))
+    tiles = classify_tiles(colours, geo, cells, outline, stacks.hidden, first, set(stacks.stacks))
     lap("cells_s")
     world, ignored = _world_cells(tiles.tiles)
     if not world:

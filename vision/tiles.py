@@ -225,14 +225,15 @@ def _reading(cells, is_tile, conf, roles, votes, visible) -> TileReading:
 
 
 def tile_evidence(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndarray, hidden: np.ndarray,
-                  stacked: set):
+                  first: TileReading, stacked: set):
     """(features (N, F), medians (N, 3), votes (N, 3), visible (N,)): what the photo says about a
     tile on each cell once the stacks are known.
 
     Every visible sample of the hexagon counts (stack silhouettes are `hidden`); the features are
     the sample classes, the median colour's distances to the table and tile colours, the six side
     outlines against this photo's edge levels, how much of the cell is hidden, and whether a stack
-    was read on it (`stacked`, a set). The neighbours' readings are left out on purpose: holes
+    was read on it (`stacked`, a set), and the cell's first reading (`first`, read_tiles: its
+    tile-or-not and confidence). The neighbours' readings are left out on purpose: holes
     inside the World are rare in play, and a classifier that leant on them would fill every hole.
     """
     cells = list(cells)
@@ -257,7 +258,8 @@ def tile_evidence(colours: ColourModel, geo: WorldGeometry, cells, outline: np.n
         rows.append(np.concatenate([
             votes, [vis, spread, d_table, min(d_tiles), max(d_tiles), d_table / (min(d_tiles) + 1.0)],
             sides[i], sides[i] / edge_weak, [edge_weak, edge_strong, float(second_weakest[i]) / edge_strong],
-            [float(cell in stacked), geo.camera.tilt_deg]]))
+            [float(cell in stacked), geo.camera.tilt_deg, float(first.cells[cell].colour is not None),
+             first.cells[cell].confidence]]))
         medians.append(med)
         votes_all.append(votes)
         visible.append(vis)
@@ -265,13 +267,13 @@ def tile_evidence(colours: ColourModel, geo: WorldGeometry, cells, outline: np.n
 
 
 def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndarray, hidden: np.ndarray,
-                   stacked: set, classifier: Forest | None = None) -> TileReading:
+                   first: TileReading, stacked: set, classifier: Forest | None = None) -> TileReading:
     """The final reading of each cell once the stacks are known: the tile classifier weighs its
     evidence (tile_evidence) into the chance of a tile; a tile's colour is the nearer of the two
     tile colour clusters (relearnt from these tiles)."""
     cells = list(cells)
     classifier = classifier or Forest.shipped("tiles", 2)
-    features, medians, votes, visible = tile_evidence(colours, geo, cells, outline, hidden, stacked)
+    features, medians, votes, visible = tile_evidence(colours, geo, cells, outline, hidden, first, stacked)
     p_tile = classifier.probabilities(features)[:, 1]
     is_tile = p_tile > 0.5
     conf = np.abs(p_tile - 0.5) * 2
