@@ -33,7 +33,7 @@ from vision.hexgrid import ring  # noqa: E402
 from vision.loading import load_image  # noqa: E402
 from vision.pipeline import first_tile_pass, locate_world  # noqa: E402
 from vision.profile import profile_from_json  # noqa: E402
-from vision.forest import MODEL_DIR, Forest  # noqa: E402
+from vision.forest import MODEL_DIR, Forest, calibration_table  # noqa: E402
 from vision.stacks import MAX_READ, walk_stacks  # noqa: E402
 from vision.tiles import tile_evidence  # noqa: E402
 
@@ -169,14 +169,16 @@ def folder_samples(folder: Path, version: str) -> list:
     return out
 
 
-def cross_validate(X, y, group, classes, folds, trees) -> np.ndarray:
-    """Each sample's predicted class by a forest trained without its photo's fold."""
+def cross_validate(X, y, group, classes, folds, trees):
+    """(predicted class, its vote share) of each sample by a forest trained without its photo's fold."""
     fold = np.random.default_rng(0).permutation(group.max() + 1)[group] % folds
-    pred = np.zeros_like(y)
+    pred, share = np.zeros_like(y), np.zeros(len(y))
     for k in range(folds):
         model = Forest.train(X[fold != k], y[fold != k], classes, trees=trees)
-        pred[fold == k] = decide(model.probabilities(X[fold == k]))
-    return pred
+        p = model.probabilities(X[fold == k])
+        pred[fold == k] = decide(p)
+        share[fold == k] = p.max(axis=1)
+    return pred, share
 
 
 def decide(p: np.ndarray) -> np.ndarray:
@@ -198,7 +200,7 @@ def main(argv=None):
     ap.add_argument("folders", nargs="+", type=Path)
     ap.add_argument("--out-dir", type=Path, default=MODEL_DIR)
     ap.add_argument("--folds", type=int, default=5)
-    ap.add_argument("--trees", type=int, default=150)
+    ap.add_argument("--trees", type=int, default=100)
     args = ap.parse_args(argv)
     for folder in args.folders:
         if folder.resolve() == (REPO / "sample_images").resolve():
@@ -223,20 +225,26 @@ def main(argv=None):
 
     X, y, group, tilt = gather("stack")
     print(f"stacks: {len(y)} cells, heights 0..{MAX_READ}: {np.bincount(y, minlength=MAX_READ + 1).tolist()}")
-    present = cross_validate(X, (y > 0).astype(np.int32), group, 2, args.folds, args.trees)
+    present, present_share = cross_validate(X, (y > 0).astype(np.int32), group, 2, args.folds, args.trees)
     tall = y > 0
     heights = np.zeros_like(y)
-    heights[tall] = cross_validate(X[tall], y[tall], group[tall], MAX_READ + 1, args.folds, args.trees)
+    heights[tall], height_share = cross_validate(X[tall], y[tall], group[tall], MAX_READ + 1, args.folds, args.trees)
     show(np.where(present > 0, np.maximum(heights, 1), 0), y, tilt, args.folds)
     X_tiles, y_tiles, group_tiles, tilt_tiles = gather("tile")
     print(f"tiles: {len(y_tiles)} cells, {int(y_tiles.sum())} tiles")
-    show(cross_validate(X_tiles, y_tiles, group_tiles, 2, args.folds, args.trees), y_tiles, tilt_tiles, args.folds)
-    for name, classes, X_, y_ in (("stacks", 2, X, (y > 0).astype(np.int32)),
-                                   ("heights", MAX_READ + 1, X[tall], y[tall]),
-                                   ("tiles", 2, X_tiles, y_tiles)):
+    tiles, tile_share = cross_validate(X_tiles, y_tiles, group_tiles, 2, args.folds, args.trees)
+    show(tiles, y_tiles, tilt_tiles, args.folds)
+    # each model's confidence is how often reads of its vote share were right in cross-validation
+    for name, classes, X_, y_, right, share in (
+            ("stacks", 2, X, (y > 0).astype(np.int32), present == (y > 0), present_share),
+            ("heights", MAX_READ + 1, X[tall], y[tall], heights[tall] == y[tall], height_share),
+            ("tiles", 2, X_tiles, y_tiles, tiles == y_tiles, tile_share)):
         out = args.out_dir / f"{name}.yml.gz"
-        Forest.train(X_, y_, classes, trees=args.trees).save(out)
-        print(f"model -> {out} ({out.stat().st_size // 1024} KiB)")
+        model = Forest.train(X_, y_, classes, trees=args.trees)
+        model.calibration = calibration_table(share, right.astype(float))
+        model.save(out)
+        table = ", ".join(f"{a:.2f}->{b:.2f}" for a, b in zip(*model.calibration))
+        print(f"model -> {out} ({out.stat().st_size // 1024} KiB); vote share -> right: {table}")
 
 
 def show(pred, y, tilt, folds):

@@ -459,7 +459,8 @@ def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
                 edges: "EdgeMap | None" = None) -> StackReading:
     """Find the stacks among `cells` (on-tile when the cell is in `tiles`): one classifier weighs
     each cell's evidence (stack_evidence) into the chance of a stack there, another into the
-    chances of each height given a stack."""
+    chances of each height given a stack; the confidences are how often such reads were right
+    when the classifiers were cross-validated."""
     edges = edges or EdgeMap(colours)
     presence = Forest.shipped("stacks", 2)
     heights = Forest.shipped("heights", MAX_READ + 1)
@@ -472,7 +473,7 @@ def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
             return 0
         p = heights.probabilities(ev.features[None])[0]
         height = int(np.argmax(p[1:]) + 1)
-        chances[ev.cell] = (float(present), float(p[height]))
+        chances[ev.cell] = (float(presence.confidence(present)), float(heights.confidence(p[height])))
         return height
 
     for ev, height in walk_stacks(colours, geo, profile, cells, tiles, edges, decide, reading.hidden):

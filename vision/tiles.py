@@ -276,7 +276,7 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.
     features, medians, votes, visible = tile_evidence(colours, geo, cells, outline, hidden, first, stacked)
     p_tile = classifier.probabilities(features)[:, 1]
     is_tile = p_tile > 0.5
-    conf = np.abs(p_tile - 0.5) * 2
+    conf = classifier.confidence(np.maximum(p_tile, 1 - p_tile))
     roles = _tile_roles(colours, medians, is_tile)
     return _reading(cells, is_tile, conf, roles, votes, visible)
 

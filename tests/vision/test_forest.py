@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from vision.errors import VisionError
-from vision.forest import MODEL_DIR, Forest
+from vision.forest import MODEL_DIR, Forest, calibration_table
 from vision.stacks import MAX_READ, robust_mean
 
 
@@ -58,3 +58,19 @@ def test_robust_mean_drops_hidden_points_and_the_weakest_eighth():
         want = vals[len(vals) // 8:].mean() if len(vals) >= 6 else 0.0
         assert got[idx] == pytest.approx(want)
     assert robust_mean(np.array([np.nan] * 10 + [1.0] * 3), 6) == 0.0      # too few visible points
+
+
+def test_confidence_is_how_often_such_reads_were_right(tmp_path):
+    rng = np.random.default_rng(5)
+    share = rng.uniform(0.5, 1.0, 4000)
+    right = rng.random(4000) < share ** 3                  # true accuracy share**3, below the share
+    table = calibration_table(share, right.astype(float))
+    assert all(a <= b for a, b in zip(table[1], table[1][1:]))          # never decreasing
+    X, y = _toy()
+    forest = Forest.train(X, y, classes=4, trees=5)
+    forest.calibration = table
+    forest.save(tmp_path / "toy.yml.gz")
+    again = Forest.load(tmp_path / "toy.yml.gz", classes=4)
+    for s in (0.6, 0.8, 0.95):
+        assert again.confidence(s) == pytest.approx(s ** 3, abs=0.06)
+    assert Forest.train(X, y, classes=4, trees=5).confidence(0.7) == 0.7      # uncalibrated: the share
