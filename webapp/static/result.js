@@ -8,7 +8,7 @@
   const SIDES = ["white", "black"];
   const NAME = {white: "White", black: "Black"};
   const LETTER = {white: "W", black: "B"};
-  const LOW_CONFIDENCE = 0.6;
+  const LOW_CONFIDENCE = 0.8;   // vision flags reads under it as uncertain (vision/stacks.py, tiles.py)
   const HEX = 30;                 // diagram hex radius in SVG units
   const MAX_HEIGHT = 16;
 
