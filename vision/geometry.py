@@ -698,7 +698,7 @@ def _choose_coset(M1, colours: ColourModel, edges: np.ndarray):
         cells = np.unique(plane_to_cells(_apply(Mk, pts)), axis=0)
         Hinv = np.linalg.inv(Mk)
         centres = cells_to_plane(cells)
-        uniform, gradsum = [], []
+        gradsum = []
         for rad in (0.12, 0.25, 0.36):
             ring = centres[:, None, :] + rad * np.stack([np.cos(ang), np.sin(ang)], 1)[None]
             pix = _apply(Hinv, ring.reshape(-1, 2)).round().astype(int)

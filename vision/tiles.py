@@ -10,12 +10,11 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from .colours import BLACK, TABLE, WHITE, ColourClass, ColourModel
+from .colours import ColourClass, ColourModel
 from .forest import Forest
 from .geometry import WorldGeometry, _apply
 from .hexgrid import cells_to_plane, hexagon, neighbours, plane_to_cells, ring
 
-LABEL_NAMES = {TABLE: None, WHITE: "white", BLACK: "black"}
 CONFIDENT = 0.8                  # calibrated: tile reads at or above it were right over 99% of the time
 OUTLINE_RANK = 1
 FLOOR_PCT = 50

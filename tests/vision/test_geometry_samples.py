@@ -6,7 +6,6 @@ stages do not blur what is measured here."""
 import json
 from pathlib import Path
 
-import cv2
 import numpy as np
 import pytest
 
