@@ -5,8 +5,9 @@ silhouette of a cylinder (the profile's disc diameter, h times its thickness) st
 with the edge support along its outline, the colours inside its top face and the lattice edges it
 would hide (stack_evidence). A classifier trained on rendered photos with exact truth
 (vision/forest.py) turns that evidence into chances of no stack and of each height; the
-likeliest height's chance is its confidence. The top disc's colour is read inside the top ellipse,
-the side discs' colours on the stack's front face between the expected disc boundaries.
+confidence is how often such reads were right when the classifiers were cross-validated. The top
+disc's colour is read inside the top ellipse, the side discs' colours on the stack's front face
+between the expected disc boundaries.
 """
 from __future__ import annotations
 
@@ -155,7 +156,7 @@ def score_heights(edges: EdgeMap, geo, profile, cell, on_tile, blocked=None, shi
     base = _base_height(profile, on_tile)
     heights = base + np.arange(H) * profile.disc_thickness_mm
     r = profile.disc_diameter_mm / 2
-    toward = geo.camera.centre[:2] - np.array(cells_to_plane([cell])[0]) * geo.pitch_mm
+    toward = _toward_camera(geo, cell)
     near = RIM @ toward > 0
     a0 = np.arctan2(toward[1], toward[0])
     sides_at = np.array([[np.cos(a0 + d), np.sin(a0 + d)] for d in (np.pi / 2, -np.pi / 2)]) * r
@@ -214,7 +215,7 @@ def rim_support(edges: EdgeMap, geo, cell, height_mm: float, radius_mm: float) -
     """Edge support along a horizontal circle of `radius_mm` at `height_mm` over a cell: the weaker
     of its far half (a disc top's silhouette) and its near half (the top face's front edge)."""
     pts = geo.project([cell], height_mm, CIRCLE * radius_mm) * geo.scale
-    toward = geo.camera.centre[:2] - np.array(cells_to_plane([cell])[0]) * geo.pitch_mm
+    toward = _toward_camera(geo, cell)
     near = CIRCLE @ toward > 0
     ccw = -1.0 if _clockwise(pts) else 1.0
     tang = np.roll(pts, -1, axis=0) - np.roll(pts, 1, axis=0)
@@ -229,7 +230,8 @@ def _clockwise(poly) -> bool:
 
 
 def stack_evidence(edges: EdgeMap, colours: ColourModel, geo: WorldGeometry, profile: SetProfile, cell,
-                   on_tile: bool, ground: int, hidden: np.ndarray, lattice_edges: np.ndarray) -> StackEvidence:
+                   on_tile: bool, ground: int, hidden: np.ndarray, lattice_edges: tuple,
+                   activity: float) -> StackEvidence:
     """Everything the photo says about a stack of each height 1..MAX_READ on `cell`, as one vector.
 
     Each height is tried at every offset of SHIFT_GRID_MM from the cell centre and keeps the one
@@ -239,7 +241,9 @@ def stack_evidence(edges: EdgeMap, colours: ColourModel, geo: WorldGeometry, pro
     lower stack moved away from the camera has the top rim of a taller one, but its base would
     stand on the taller one's lower discs. Then, per height at its offset: those measures, the
     colours and spread inside its top face, and the visible lattice edge its silhouette would hide.
-    `ground` is the colour class under the cell (the tile's, or the table's off the World).
+    `ground` is the colour class under the cell (the tile's, or the table's off the World);
+    `lattice_edges` the (midpoints, lengths) of the photo's lattice edges; `activity` the cell's
+    edge_activity, the last feature.
     """
     grid = SHIFT_GRID_MM
     sides, front, back, below = score_heights(edges, geo, profile, cell, on_tile, hidden, grid)   # (S, H)
@@ -277,7 +281,8 @@ def stack_evidence(edges: EdgeMap, colours: ColourModel, geo: WorldGeometry, pro
     features = np.concatenate(per_height + [fits - ranked[-1], peaks, column, jumps, [np.argmax(jumps) + 1],
                                             shares.ravel(), spread, far_contrast, near_contrast, hidden_edges,
                                             np.eye(3)[ground],
-                                            [geo.camera.tilt_deg, parallax, diameter, float(on_tile), blocked]])
+                                            [geo.camera.tilt_deg, parallax, diameter, float(on_tile), blocked,
+                                             activity]])
     return StackEvidence(cell=cell, on_tile=on_tile, shifts=[tuple(map(float, v)) for v in shifts],
                          features=features.astype(np.float32),
                          scores=(sides[best[0]], front[best[0]], back[best[0]]))
@@ -288,7 +293,7 @@ def _front_column(edges: EdgeMap, geo, profile, cell, on_tile, shift):
     its base to MAX_READ + 1 discs above, in half discs, relative to its median; and per height h
     the jump between the half disc above h and the one below (a side turns into a top face there).
     """
-    toward = geo.camera.centre[:2] - np.array(cells_to_plane([cell])[0]) * geo.pitch_mm
+    toward = _toward_camera(geo, cell)
     front = toward / (np.linalg.norm(toward) + 1e-9) * profile.disc_diameter_mm / 2 * 0.97
     halves = np.arange(-2, 2 * MAX_READ + 3) / 2
     z = _base_height(profile, on_tile) + (halves + 0.25) * profile.disc_thickness_mm
@@ -306,7 +311,7 @@ def _ground_before(colours: ColourModel, geo, profile, cell, on_tile, ground, sh
     """Per offset: the share of points just in front of a stack's base (on the camera's side) that
     show the ground's colour class, and how far their lightness is from the ground's (a disc's
     shaded side, even of the tile's own colour, is darker than the lit tile top)."""
-    toward = geo.camera.centre[:2] - np.array(cells_to_plane([cell])[0]) * geo.pitch_mm
+    toward = _toward_camera(geo, cell)
     a0 = np.arctan2(toward[1], toward[0])
     angles = a0 + np.radians(np.linspace(-60, 60, 9))
     ring_pts = np.concatenate([np.stack([np.cos(angles), np.sin(angles)], 1) * k for k in (1.12, 1.25)])
@@ -314,10 +319,7 @@ def _ground_before(colours: ColourModel, geo, profile, cell, on_tile, ground, sh
     r = profile.disc_diameter_mm / 2
     offs = np.concatenate([(np.asarray(shifts)[:, None, :] + ring_pts[None] * r).reshape(-1, 2), around * 1.5 * r])
     pts = geo.project([cell], _base_height(profile, on_tile), offs) * geo.scale
-    h, w = colours.lab.shape[:2]
-    x = np.clip(np.round(pts[:, 0]).astype(int), 0, w - 1)
-    y = np.clip(np.round(pts[:, 1]).astype(int), 0, h - 1)
-    lab = colours.lab[y, x]
+    lab = _lab_at(colours, pts)
     classes = colours.classify(lab)[0]
     n = len(shifts) * len(ring_pts)
     outer = lab[n:, 0][classes[n:] == ground]
@@ -332,7 +334,7 @@ def _rim_contrast(colours: ColourModel, geo, profile, cell, top_z, shifts):
     inside and one just outside the far half of its top rim (a top face against what lies behind
     it), and the same across the near half (the top face against the stack's own side). Regions a
     few pixels wide, unlike edges, survive blur and grain."""
-    toward = geo.camera.centre[:2] - np.array(cells_to_plane([cell])[0]) * geo.pitch_mm
+    toward = _toward_camera(geo, cell)
     a0 = np.arctan2(toward[1], toward[0])
     r = profile.disc_diameter_mm / 2
     sides = []
@@ -343,10 +345,7 @@ def _rim_contrast(colours: ColourModel, geo, profile, cell, top_z, shifts):
     ring_pts = np.concatenate(sides)                      # (28, 2): far in, far out, near in, near out
     offs = (np.asarray(shifts)[:, None, :] + ring_pts[None]).reshape(-1, 2)
     pts = geo.project([cell], np.repeat(top_z, len(ring_pts)), offs) * geo.scale
-    h, w = colours.lab.shape[:2]
-    x = np.clip(np.round(pts[:, 0]).astype(int), 0, w - 1)
-    y = np.clip(np.round(pts[:, 1]).astype(int), 0, h - 1)
-    lab = colours.lab[y, x].reshape(len(top_z), 4, 7, 3) * np.array([0.6, 1.0, 1.0])
+    lab = _lab_at(colours, pts).reshape(len(top_z), 4, 7, 3) * np.array([0.6, 1.0, 1.0])
     med = np.median(lab, axis=2)                          # (H, 4, 3)
     return np.linalg.norm(med[:, 0] - med[:, 1], axis=1), np.linalg.norm(med[:, 2] - med[:, 3], axis=1)
 
@@ -359,10 +358,7 @@ def _top_faces(colours: ColourModel, geo, profile, cell, top_z, shifts):
     n = len(rings)
     offs = (np.asarray(shifts)[:, None, :] + rings[None] * r).reshape(-1, 2)
     pts = geo.project([cell], np.repeat(top_z, n), offs) * geo.scale
-    h, w = colours.lab.shape[:2]
-    x = np.clip(np.round(pts[:, 0]).astype(int), 0, w - 1)
-    y = np.clip(np.round(pts[:, 1]).astype(int), 0, h - 1)
-    lab = colours.lab[y, x]
+    lab = _lab_at(colours, pts)
     classes = colours.classify(lab)[0].astype(int).reshape(len(top_z), n)
     shares = np.stack([(classes == k).mean(axis=1) for k in (TABLE, WHITE, BLACK)], 1)
     spread = lab[:, 0].reshape(len(top_z), n).std(axis=1)
@@ -371,9 +367,9 @@ def _top_faces(colours: ColourModel, geo, profile, cell, top_z, shifts):
 
 def _hidden_edge_share(geo, profile, cell, on_tile, shifts, heights, lattice_edges) -> np.ndarray:
     """Per height (at its offset): visible straight lattice edge inside the silhouette a stack of
-    that height would have (a stack hides what stands behind it), as a share of its width."""
-    mids = (lattice_edges[:, :2] + lattice_edges[:, 2:]) / 2
-    lengths = np.hypot(*(lattice_edges[:, 2:] - lattice_edges[:, :2]).T)
+    that height would have (a stack hides what stands behind it), as a share of its width.
+    `lattice_edges`: (midpoints, lengths) of the lattice's straight edges, working pixels."""
+    mids, lengths = lattice_edges
     centre = geo.project([cell], 0.0)[0] * geo.scale
     near = np.linalg.norm(mids - centre, axis=1) < 3.0 * _pitch_px(geo, cell)
     mids, lengths = mids[near], lengths[near]
@@ -438,7 +434,8 @@ def walk_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
     activity = dict(zip(cells, edge_activity(edges, geo, profile, cells, tiles))) if cells else {}
     if gate is not None:
         cells = [c for c in cells if activity[c] >= gate]
-    lattice_edges = geo.segments[geo.families >= 0]
+    segments = geo.segments[geo.families >= 0]
+    lattice_edges = ((segments[:, :2] + segments[:, 2:]) / 2, np.hypot(*(segments[:, 2:] - segments[:, :2]).T))
     cam = geo.camera.centre
     dist = {c: float(np.linalg.norm(np.append(np.array(cells_to_plane([c])[0]) * geo.pitch_mm, 0) - cam))
             for c in cells}
@@ -446,8 +443,8 @@ def walk_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
     for cell in sorted(cells, key=dist.get):
         on_tile = cell in tiles
         ground = role_class[tiles[cell]] if on_tile else TABLE
-        ev = stack_evidence(edges, colours, geo, profile, cell, on_tile, ground, hidden, lattice_edges)
-        ev.features = np.append(ev.features, np.float32(activity[cell]))
+        ev = stack_evidence(edges, colours, geo, profile, cell, on_tile, ground, hidden, lattice_edges,
+                            activity[cell])
         height = decide(ev)
         if height:
             sil = silhouette(geo, profile, cell, height, on_tile, ev.shifts[height - 1]) * geo.scale
@@ -493,11 +490,21 @@ def _pitch_px(geo, cell) -> float:
     return float(np.linalg.norm(b - a))
 
 
-def _classify_points(colours: ColourModel, pts_work: np.ndarray, shade_tolerant=False):
+def _toward_camera(geo, cell) -> np.ndarray:
+    """The horizontal direction (mm, not normalised) from a cell's centre to the camera."""
+    return geo.camera.centre[:2] - np.array(cells_to_plane([cell])[0]) * geo.pitch_mm
+
+
+def _lab_at(colours: ColourModel, pts_work: np.ndarray) -> np.ndarray:
+    """Lab colours of the working image at the nearest pixels to `pts_work` (clamped to the image)."""
     h, w = colours.lab.shape[:2]
     x = np.clip(np.round(pts_work[:, 0]).astype(int), 0, w - 1)
     y = np.clip(np.round(pts_work[:, 1]).astype(int), 0, h - 1)
-    lab = colours.lab[y, x]
+    return colours.lab[y, x]
+
+
+def _classify_points(colours: ColourModel, pts_work: np.ndarray, shade_tolerant=False):
+    lab = _lab_at(colours, pts_work)
     a, b = colours.discs["white"].mean, colours.discs["black"].mean
     wt = np.array([0.5 if shade_tolerant else 1.0, 1.0, 1.0])
     axis = (b - a) * wt
@@ -515,9 +522,7 @@ def _read_colours(colours, geo, profile, cell, height, on_tile, shift) -> StackR
     top, top_conf = _classify_points(colours, np.vstack([inner, centre[None]]) * geo.scale)
     discs = [None] * height
     discs[-1] = top
-    cam_xy = geo.camera.centre[:2] / geo.pitch_mm
-    cxy = np.array(cells_to_plane([cell])[0])
-    toward = cam_xy - cxy
+    toward = _toward_camera(geo, cell)
     ang0 = np.arctan2(toward[1], toward[0])
     r = profile.disc_diameter_mm / 2
     for k in range(height - 1):
