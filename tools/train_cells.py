@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from vision.errors import VisionError  # noqa: E402
-from vision.hexgrid import ring  # noqa: E402
+from vision.hexgrid import plane_to_cells, ring  # noqa: E402
 from vision.loading import load_image  # noqa: E402
 from vision.pipeline import first_tile_pass, locate_world  # noqa: E402
 from vision.profile import profile_from_json  # noqa: E402
@@ -58,21 +58,8 @@ def true_cell_of(truth: dict, pixels: np.ndarray) -> list:
     rays = (np.column_stack([pixels, np.ones(len(pixels))]) @ np.linalg.inv(K).T) @ R
     lam = (z0 - centre[2]) / rays[:, 2]
     xy = centre[:2] + lam[:, None] * rays[:, :2]
-    r = -xy[:, 1] / (pitch * np.sqrt(3) / 2)
-    q = xy[:, 0] / pitch - r / 2
-    return [_cube_round(a, b) for a, b in zip(q, r)]
-
-
-def _cube_round(q, r):
-    x, z = q, r
-    y = -x - z
-    rx, ry, rz = round(x), round(y), round(z)
-    dx, dy, dz = abs(rx - x), abs(ry - y), abs(rz - z)
-    if dx > dy and dx > dz:
-        rx = -ry - rz
-    elif dy <= dz:
-        rz = -rx - ry
-    return int(rx), int(rz)
+    # the truth's y axis points north, vision's lattice plane's south (both in pitch units there)
+    return [tuple(map(int, c)) for c in plane_to_cells(np.column_stack([xy[:, 0], -xy[:, 1]]) / pitch)]
 
 
 # the photo as it is, mirrored, turned half round, and mirrored at 70% of its size (a World further away)
