@@ -136,6 +136,15 @@ def _cell_samples(colours: ColourModel, geo: WorldGeometry, cells, offsets: np.n
     return classes, usable.reshape(n, k), lab.reshape(n, k, 3)
 
 
+def _cell_colour(colours: ColourModel, classes, usable, lab):
+    """(votes (table, white, black), median Lab, visible share) of one cell's samples; a cell with
+    no usable sample votes table, with the table's colour."""
+    n = int(usable.sum())
+    if n == 0:
+        return np.array([1.0, 0.0, 0.0]), colours.tables[0].mean, 0.0
+    return np.bincount(classes[usable], minlength=3)[:3] / n, np.median(lab[usable], axis=0), n / len(usable)
+
+
 def _edge_levels(outline: np.ndarray, classes: np.ndarray):
     """(second weakest side per cell, weak level, strong level): a tile shows all six sides, a bare
     cell beside the World those it shares with tiles, so the second weakest side decides; the
@@ -167,13 +176,7 @@ def read_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndar
     second_weakest, edge_weak, edge_strong = _edge_levels(outline, classes)
     is_tile, conf, votes_all, medians, visible, by_colour = [], [], [], [], [], []
     for i, cell in enumerate(cells):
-        n = int(usable[i].sum())
-        vis = n / offsets.shape[1]
-        if n == 0:
-            votes, med = np.array([1.0, 0.0, 0.0]), colours.tables[0].mean
-        else:
-            votes = np.bincount(classes[i][usable[i]], minlength=3)[:3] / n
-            med = np.median(lab_pts[i][usable[i]], axis=0)
+        votes, med, vis = _cell_colour(colours, classes[i], usable[i], lab_pts[i])
         e = float(second_weakest[i])
         colour_says = 1.0 - votes[0]
         coloured = False
@@ -244,14 +247,8 @@ def tile_evidence(colours: ColourModel, geo: WorldGeometry, cells, outline: np.n
     wt = np.array([0.6, 1.0, 1.0])
     rows, medians, votes_all, visible = [], [], [], []
     for i, cell in enumerate(cells):
-        n = int(usable[i].sum())
-        vis = n / offsets.shape[1]
-        if n == 0:
-            votes, med, spread = np.array([1.0, 0.0, 0.0]), colours.tables[0].mean, 0.0
-        else:
-            votes = np.bincount(classes[i][usable[i]], minlength=3)[:3] / n
-            med = np.median(lab_pts[i][usable[i]], axis=0)
-            spread = float(np.std(lab_pts[i][usable[i]][:, 0]))
+        votes, med, vis = _cell_colour(colours, classes[i], usable[i], lab_pts[i])
+        spread = float(np.std(lab_pts[i][usable[i]][:, 0])) if vis else 0.0
         d_table = min(np.linalg.norm((med - c.mean) * wt) for c in colours.tables)
         d_tiles = [np.linalg.norm((med - colours.tiles[r].mean) * wt) for r in ("white", "black")]
         rows.append(np.concatenate([
@@ -266,12 +263,12 @@ def tile_evidence(colours: ColourModel, geo: WorldGeometry, cells, outline: np.n
 
 
 def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndarray, hidden: np.ndarray,
-                   first: TileReading, stacked: set, classifier: Forest | None = None) -> TileReading:
+                   first: TileReading, stacked: set) -> TileReading:
     """The final reading of each cell once the stacks are known: the tile classifier weighs its
     evidence (tile_evidence) into the chance of a tile; a tile's colour is the nearer of the two
     tile colour clusters (relearnt from these tiles)."""
     cells = list(cells)
-    classifier = classifier or Forest.shipped("tiles", 2)
+    classifier = Forest.shipped("tiles", 2)
     features, medians, votes, visible = tile_evidence(colours, geo, cells, outline, hidden, first, stacked)
     p_tile = classifier.probabilities(features)[:, 1]
     is_tile = p_tile > 0.5
