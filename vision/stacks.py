@@ -176,9 +176,7 @@ def score_heights(edges: EdgeMap, geo, profile, cell, on_tile, blocked=None, shi
     d = side_pts[..., -1, :] - side_pts[..., 0, :]                               # (S, 2, H, 2)
     side_nrm = np.stack([d[..., 1], -d[..., 0]], -1) / (np.linalg.norm(d, axis=-1, keepdims=True) + 1e-9)
     side_nrm = np.broadcast_to(side_nrm[..., None, :], side_pts.shape)
-    x, y = rims[..., 0], rims[..., 1]
-    area = np.sum(x * np.roll(y, -1, axis=-1) - np.roll(x, -1, axis=-1) * y, axis=-1)
-    ccw = np.where(area < 0, -1.0, 1.0)[..., None, None]
+    ccw = np.where(_clockwise(rims), -1.0, 1.0)[..., None, None]
     tang = np.roll(rims, -1, axis=2) - np.roll(rims, 1, axis=2)
     rim_nrm = ccw * np.stack([tang[..., 1], -tang[..., 0]], -1)
     rim_nrm /= np.linalg.norm(rim_nrm, axis=-1, keepdims=True) + 1e-9
@@ -224,9 +222,10 @@ def rim_support(edges: EdgeMap, geo, cell, height_mm: float, radius_mm: float) -
     return min(robust_mean(sup[near], 8), robust_mean(sup[~near], 8))
 
 
-def _clockwise(poly) -> bool:
-    x, y = poly[:, 0], poly[:, 1]
-    return float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y)) < 0
+def _clockwise(poly):
+    """Whether a polygon (..., n, 2) runs clockwise in the image (y down: negative shoelace area)."""
+    x, y = poly[..., 0], poly[..., 1]
+    return np.sum(x * np.roll(y, -1, axis=-1) - np.roll(x, -1, axis=-1) * y, axis=-1) < 0
 
 
 def stack_evidence(edges: EdgeMap, colours: ColourModel, geo: WorldGeometry, profile: SetProfile, cell,
@@ -396,9 +395,7 @@ def _inside_convex(polys: list, pts: np.ndarray, margin: float) -> np.ndarray:
     d = np.roll(padded, -1, axis=1) - padded
     length = np.linalg.norm(d, axis=2)
     nrm = np.stack([-d[..., 1], d[..., 0]], -1) / np.maximum(length, 1e-9)[..., None]
-    x, y = padded[..., 0], padded[..., 1]
-    area = np.sum(x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y, axis=1)
-    nrm *= np.where(area < 0, -1.0, 1.0)[:, None, None]
+    nrm *= np.where(_clockwise(padded), -1.0, 1.0)[:, None, None]
     dist = np.einsum("pj,ckj->cpk", pts, nrm) - np.einsum("ckj,ckj->ck", padded, nrm)[:, None, :]
     dist = np.where(length[:, None, :] > 1e-6, dist, np.inf)      # padding adds edges of no length
     return dist.min(axis=2) > margin
