@@ -15,6 +15,7 @@ from .profile import SetProfile
 
 TABLE, WHITE, BLACK = 0, 1, 2
 CLASS_NAMES = {TABLE: "table", WHITE: "white", BLACK: "black"}
+LAB_WEIGHTS = np.array([0.6, 1.0, 1.0])   # Lab differences count lightness at 0.6: shade and glare move it most
 
 
 @dataclass
@@ -201,7 +202,7 @@ def assign_roles(a: np.ndarray, b: np.ndarray, hints: dict, white_is_lighter: bo
 
 def _two_colours(pix: np.ndarray, profile: SetProfile) -> dict:
     """Split the World's pixels into two colour clusters; the lighter plays White by default."""
-    data = (pix * np.array([0.6, 1.0, 1.0], np.float32)).astype(np.float32)
+    data = (pix * LAB_WEIGHTS.astype(np.float32)).astype(np.float32)
     crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.2)
     cv2.setRNGSeed(1)  # kmeans++ draws from OpenCV's global generator: keep results reproducible
     _, lbl, _ = cv2.kmeans(data, 2, None, crit, 3, cv2.KMEANS_PP_CENTERS)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from .colours import BLACK, TABLE, WHITE, ColourModel
+from .colours import BLACK, LAB_WEIGHTS, TABLE, WHITE, ColourModel
 from .geometry import WorldGeometry
 from .hexgrid import cells_to_plane
 from .profile import SetProfile
@@ -344,7 +344,7 @@ def _rim_contrast(colours: ColourModel, geo, profile, cell, top_z, shifts):
     ring_pts = np.concatenate(sides)                      # (28, 2): far in, far out, near in, near out
     offs = (np.asarray(shifts)[:, None, :] + ring_pts[None]).reshape(-1, 2)
     pts = geo.project([cell], np.repeat(top_z, len(ring_pts)), offs) * geo.scale
-    lab = _lab_at(colours, pts).reshape(len(top_z), 4, 7, 3) * np.array([0.6, 1.0, 1.0])
+    lab = _lab_at(colours, pts).reshape(len(top_z), 4, 7, 3) * LAB_WEIGHTS
     med = np.median(lab, axis=2)                          # (H, 4, 3)
     return np.linalg.norm(med[:, 0] - med[:, 1], axis=1), np.linalg.norm(med[:, 2] - med[:, 3], axis=1)
 

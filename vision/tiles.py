@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from .colours import ColourClass, ColourModel
+from .colours import LAB_WEIGHTS, ColourClass, ColourModel
 from .forest import Forest
 from .geometry import WorldGeometry, _apply
 from .hexgrid import cells_to_plane, hexagon, neighbours, plane_to_cells, ring
@@ -197,15 +197,14 @@ def read_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndar
         visible.append(vis)
     medians, is_tile, by_colour = np.array(medians), np.array(is_tile), np.array(by_colour)
     _tile_roles(colours, medians, is_tile)
-    wt = np.array([0.6, 1.0, 1.0])
     provisional = {cells[i] for i in np.flatnonzero(is_tile)}
     for i in np.flatnonzero(is_tile & ~by_colour):
         # a table-coloured cell with six edges inside the World: a tile of a table-like colour, or a
         # hole (its six sides are its neighbours' edges)
         if not all(n in provisional for n in neighbours(cells[i])):
             continue
-        d_tile = min(np.linalg.norm((medians[i] - c.mean) * wt) for c in colours.tiles.values())
-        d_table = min(np.linalg.norm((medians[i] - c.mean) * wt) for c in colours.tables)
+        d_tile = min(np.linalg.norm((medians[i] - c.mean) * LAB_WEIGHTS) for c in colours.tiles.values())
+        d_table = min(np.linalg.norm((medians[i] - c.mean) * LAB_WEIGHTS) for c in colours.tables)
         if d_table < 0.7 * d_tile:
             is_tile[i] = False
             conf[i] = min(conf[i], 0.7)
@@ -244,13 +243,12 @@ def tile_evidence(colours: ColourModel, geo: WorldGeometry, cells, outline: np.n
     classes, usable, lab_pts = _cell_samples(colours, geo, cells, offsets, hidden)
     second_weakest, edge_weak, edge_strong = _edge_levels(outline, classes)
     sides = np.sort(outline, axis=1)
-    wt = np.array([0.6, 1.0, 1.0])
     rows, medians, votes_all, visible = [], [], [], []
     for i, cell in enumerate(cells):
         votes, med, vis = _cell_colour(colours, classes[i], usable[i], lab_pts[i])
         spread = float(np.std(lab_pts[i][usable[i]][:, 0])) if vis else 0.0
-        d_table = min(np.linalg.norm((med - c.mean) * wt) for c in colours.tables)
-        d_tiles = [np.linalg.norm((med - colours.tiles[r].mean) * wt) for r in ("white", "black")]
+        d_table = min(np.linalg.norm((med - c.mean) * LAB_WEIGHTS) for c in colours.tables)
+        d_tiles = [np.linalg.norm((med - colours.tiles[r].mean) * LAB_WEIGHTS) for r in ("white", "black")]
         rows.append(np.concatenate([
             votes, [vis, spread, d_table, min(d_tiles), max(d_tiles), d_table / (min(d_tiles) + 1.0)],
             sides[i], sides[i] / edge_weak, [edge_weak, edge_strong, float(second_weakest[i]) / edge_strong],
@@ -283,13 +281,13 @@ def _tile_roles(colours: ColourModel, medians: np.ndarray, is_tile: np.ndarray, 
     idx = np.flatnonzero(is_tile)
     if len(idx) == 0:
         return {}
-    data = medians[idx] * np.array([0.6, 1.0, 1.0])
+    data = medians[idx] * LAB_WEIGHTS
     white, black = colours.tiles["white"].mean, colours.tiles["black"].mean
     if relearn and len(idx) >= 3:
         crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.2)
         cv2.setRNGSeed(1)  # kmeans++ draws from OpenCV's global generator: keep results reproducible
         _, lbl, centres = cv2.kmeans(data.astype(np.float32), 2, None, crit, 3, cv2.KMEANS_PP_CENTERS)
-        centres = centres / np.array([0.6, 1.0, 1.0])
+        centres = centres / LAB_WEIGHTS
         if np.bincount(lbl.ravel(), minlength=2).min() >= 1:
             a, b = centres[0], centres[1]
             white, black = colours.roles_of(a, b)
@@ -302,10 +300,9 @@ def _tile_roles(colours: ColourModel, medians: np.ndarray, is_tile: np.ndarray, 
             colours.discs = dict(colours.tiles)
             colours.reset_cache()
     out = {}
-    wt = np.array([0.6, 1.0, 1.0])
     for i in idx:
-        dw = np.linalg.norm((medians[i] - white) * wt)
-        db = np.linalg.norm((medians[i] - black) * wt)
+        dw = np.linalg.norm((medians[i] - white) * LAB_WEIGHTS)
+        db = np.linalg.norm((medians[i] - black) * LAB_WEIGHTS)
         role = "white" if dw <= db else "black"
         margin = abs(dw - db) / (dw + db + 1e-9)
         out[i] = (role, float(np.clip(margin * 3.0, 0, 1)))
