@@ -44,7 +44,6 @@ class StackEvidence:
     on_tile: bool
     shifts: list                  # mm: per height 1..MAX_READ, the offset from the cell centre that fits it best
     features: np.ndarray          # float32 vector, see stack_evidence
-    scores: tuple                 # (sides, front, back) edge support per height 0..MAX_HEIGHT, 1-stack's offset
 
 
 @dataclass
@@ -59,7 +58,6 @@ class StackRead:
     on_tile: bool
     top_pixel: tuple              # full-resolution pixel of the top disc's centre
     shift_mm: tuple = (0.0, 0.0)  # the stack's offset from its cell's centre
-    scores: list = field(default_factory=list, repr=False)
 
 
 @dataclass
@@ -283,8 +281,7 @@ def stack_evidence(edges: EdgeMap, colours: ColourModel, geo: WorldGeometry, pro
                                             [geo.camera.tilt_deg, parallax, diameter, float(on_tile), blocked,
                                              activity]])
     return StackEvidence(cell=cell, on_tile=on_tile, shifts=[tuple(map(float, v)) for v in shifts],
-                         features=features.astype(np.float32),
-                         scores=(sides[best[0]], front[best[0]], back[best[0]]))
+                         features=features.astype(np.float32))
 
 
 def _front_column(edges: EdgeMap, geo, profile, cell, on_tile, shift):
@@ -411,8 +408,7 @@ def edge_activity(edges: EdgeMap, geo: WorldGeometry, profile: SetProfile, cells
     n = len(rings) * len(lifts)
     z = (base[:, None, None] + lifts[None, :, None] + np.zeros((1, 1, len(rings)))).ravel()
     offs = np.broadcast_to(rings[None, None], (len(cells), len(lifts), len(rings), 2)).reshape(-1, 2)
-    xy = np.repeat(cells_to_plane(cells) * geo.pitch_mm, n, axis=0) + offs
-    pts = geo.camera.project(np.column_stack([xy, -z])) * geo.scale
+    pts = geo.project(np.repeat(cells, n, axis=0), z, offs) * geo.scale
     mx = np.clip(pts[:, 0], 0, edges.w - 1).astype(np.float32)[None]
     my = np.clip(pts[:, 1], 0, edges.h - 1).astype(np.float32)[None]
     vals = cv2.remap(edges.strength, mx, my, cv2.INTER_LINEAR)[0].reshape(len(cells), n)
@@ -477,7 +473,6 @@ def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
         st = _read_colours(colours, geo, profile, ev.cell, height, ev.on_tile, ev.shifts[height - 1])
         st.height_confidence = round(height_conf, 3)
         st.confidence = round(min(height_conf * present, st.top_confidence), 3)   # both must be right
-        st.scores = [[round(float(x), 2) for x in arr] for arr in ev.scores]
         reading.stacks[ev.cell] = st
     return reading
 
