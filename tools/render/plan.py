@@ -38,6 +38,8 @@ def balanced(values, count, seed, salt):
 
 
 def game_position(rng, phase, want):
+    if want == "restacked":
+        return positions.restacked(rng, positions.game_snapshot(rng, phase))
     if phase == "opening":
         return positions.game_snapshot(rng, "opening")
     if phase == "midgame":
@@ -52,6 +54,7 @@ def game_position(rng, phase, want):
 
 
 WANTS = ["tall-stack", "mixed-stack", "perimeter-stack", "hole", None]
+EXTRA_WANTS = ["restacked"]     # not in the default cycle: training photos only (positions.restacked)
 
 
 def make_plan(count, seed, hand_only=False, wants=WANTS):
@@ -92,15 +95,21 @@ def main(argv=None):
     ap.add_argument("--wants", default=",".join(w or "any" for w in WANTS),
                     help="features the midgame and finished positions look for in turn "
                          "(e.g. hole,tall-stack for a training set rich in the rare cases; any = none)")
+    ap.add_argument("--phases", help=f"keep only these phases (comma-separated, of {','.join(PHASES)})")
     ap.add_argument("--out", default=str(HERE / "sample_plan.json"))
     args = ap.parse_args(argv)
     wants = [None if w == "any" else w for w in args.wants.split(",")]
-    unknown = set(wants) - set(WANTS)
+    unknown = set(wants) - set(WANTS) - set(EXTRA_WANTS)
     if unknown:
-        ap.error(f"unknown --wants {sorted(unknown)}: choose from {[w or 'any' for w in WANTS]}")
+        ap.error(f"unknown --wants {sorted(unknown)}: choose from {[w or 'any' for w in WANTS + EXTRA_WANTS]}")
     specs = make_plan(args.count, args.seed, args.hand_only, wants)
     if args.games_only:
         specs = [s for s in specs if s["source"] == "random-game"]
+    if args.phases:
+        phases = args.phases.split(",")
+        if set(phases) - set(PHASES):
+            ap.error(f"unknown --phases {sorted(set(phases) - set(PHASES))}: choose from {PHASES}")
+        specs = [s for s in specs if s["phase"] in phases]
     Path(args.out).write_text(json.dumps(specs, indent=1) + "\n")
     print(f"{len(specs)} specs -> {args.out}")
 

@@ -57,6 +57,26 @@ def hand_written():
     }
 
 
+def restacked(rng, pos_json):
+    """The World of `pos_json` with all 16 discs regrouped into stacks of 2 to 5 (a few single
+    discs), on random tiles and perimeter cells: a training photo rich in tall stacks, which random
+    games seldom build (a set still has 8 discs of each colour)."""
+    tiles = {(t["q"], t["r"]): t["colour"] for t in pos_json["tiles"]}
+    around = sorted({(q + dq, r + dr) for q, r in tiles for dq, dr in NEIGHBOURS} - set(tiles))
+    cells = sorted(tiles) + around
+    pool = [W] * 8 + [B] * 8
+    rng.shuffle(pool)
+    stacks = {}
+    order = rng.permutation(len(cells))
+    for i in order:
+        if not pool:
+            break
+        h = min(int(rng.choice([1, 2, 2, 3, 3, 3, 4, 4, 5])), len(pool))
+        if cells[i] in tiles or rng.random() < 0.3:     # off-World stacks stay a minority
+            stacks[cells[i]] = [pool.pop() for _ in range(h)]
+    return position(tiles, stacks, pos_json.get("to_move", W), pos_json.get("total_tiles", 39))
+
+
 # ------------------------------------------------------------------ features of a position
 def holes(pos_json):
     """Off-World cells enclosed by tiles (not reachable from far outside without crossing a tile)."""

@@ -1,0 +1,41 @@
+"""The render plan's training-only positions (tools/render/positions.py): what they promise."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import rules
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "render"))
+
+import plan  # noqa: E402
+import positions  # noqa: E402
+
+
+def test_restacked_positions_are_legal_keep_the_world_and_are_rich_in_tall_stacks():
+    heights = []
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        game = positions.game_snapshot(rng, "midgame")
+        pos = positions.restacked(rng, game)
+        rules.position_from_json(pos)                    # raises if the position is not legal
+        assert pos["tiles"] == game["tiles"]
+        tiles = {(t["q"], t["r"]) for t in pos["tiles"]}
+        discs = [d for s in pos["stacks"] for d in s["discs"]]
+        assert discs.count("white") <= 8 and discs.count("black") <= 8
+        assert pos["reserves"] == {"white": 8 - discs.count("white"), "black": 8 - discs.count("black")}
+        for s in pos["stacks"]:
+            cell = (s["q"], s["r"])
+            assert cell in tiles or any(n in tiles for n in rules.neighbours(cell))
+        heights += [len(s["discs"]) for s in pos["stacks"]]
+    assert sum(h >= 3 for h in heights) >= len(heights) / 3
+
+
+def test_a_plan_asked_for_restacked_games_gets_them_and_the_default_cycle_does_not():
+    specs = plan.make_plan(24, seed=5, wants=["restacked"])
+    restacked = [s for s in specs if s["source"] == "random-game" and s["phase"] in ("midgame", "finished")]
+    assert len(restacked) >= 4
+    assert all(max(len(st["discs"]) for st in s["position"]["stacks"]) >= 2 for s in restacked)
+    assert "restacked" not in plan.WANTS
