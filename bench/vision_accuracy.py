@@ -8,9 +8,11 @@ exxit-sample/1, written by tools/render), aligns each predicted position to its 
 edition: per-cell tile accuracy (white / black / none over the World, its perimeter and any cell the
 prediction calls a tile), World exactly right, stack precision and recall, top-colour accuracy,
 height and full disc order exactly right (over matched stacks), forced-dance sets exactly right
-(both colours, computed by `rules` on the aligned prediction and on the truth), score exactly
-right, whole position exactly right, images where no World was found, and the median and 95th
-percentile seconds per image (wall time of the subprocess, and the CLI's own "timing" total).
+(both colours, computed by `rules` on the aligned prediction and on the truth) and what they would
+be if every found stack had its true height (what height errors cost), score exactly right, whole
+position exactly right, images where no World was found, and the median and 95th percentile
+seconds per image (wall time of the subprocess, and the CLI's own "timing" total); then the
+confusion of true and read heights over the found stacks.
 A failing, crashing or missing vision counts as "no World found", so this runs from day one.
 """
 from __future__ import annotations
@@ -126,8 +128,8 @@ def score_image(truth: dict, pred: dict | None) -> dict:
     domain_truth = set(tt) | perimeter(tt)
     out = {"images": 1, "no_world": 0, "cells": 0, "cells_right": 0, "world_right": 0,
            "stacks_true": len(ts), "stacks_pred": 0, "stacks_matched": 0, "top_right": 0,
-           "height_right": 0, "order_right": 0, "dances_right": 0, "score_right": 0,
-           "position_right": 0}
+           "height_right": 0, "order_right": 0, "dances_right": 0, "dances_right_given_heights": 0,
+           "score_right": 0, "position_right": 0}
     if pred is None or not pred.get("tiles"):
         out["no_world"] = 1
         out["cells"] = len(domain_truth)
@@ -148,11 +150,41 @@ def score_image(truth: dict, pred: dict | None) -> dict:
     total = int(truth.get("total_tiles", 39))
     truth_pos = to_rules(tt, ts, total)
     pred_pos = to_rules(pt, ps, total)
+    out["heights"] = [[len(ts[c]), len(ps[c])] for c in sorted(matched)]
+    # the same reading with every found stack at its true height (owner as read): what heights cost
+    true_height = {c: (ts[c][:-1] + ps[c][-1:] if c in ts else d) for c, d in ps.items()}
+    fixed_pos = to_rules(pt, true_height, total)
     if truth_pos is not None and pred_pos is not None:
-        out["dances_right"] = int(all(dance_set(truth_pos, c) == dance_set(pred_pos, c)
-                                      for c in (rules.WHITE, rules.BLACK)))
+        out["dances_right"] = int(same_dances(truth_pos, pred_pos))
         out["score_right"] = int(rules.score(truth_pos) == rules.score(pred_pos))
+    if truth_pos is not None and fixed_pos is not None:
+        out["dances_right_given_heights"] = int(same_dances(truth_pos, fixed_pos))
     return out
+
+
+def same_dances(a, b) -> bool:
+    return all(dance_set(a, c) == dance_set(b, c) for c in (rules.WHITE, rules.BLACK))
+
+
+def height_confusion(rows: list[dict]) -> Counter:
+    """(true height, read height) -> count, over the matched stacks of scored images."""
+    return Counter((t, r) for row in rows for t, r in row.get("heights", []))
+
+
+def print_confusion(confusion: Counter):
+    top = max([4] + [max(k) for k in confusion])
+    label = lambda h: f"{h}" if h < top else f"{top}+"
+    clip = lambda h: min(h, top)
+    table = Counter({(clip(t), clip(r)): 0 for t, r in confusion})
+    for (t, r), n in confusion.items():
+        table[(clip(t), clip(r))] += n
+    print("heights of found stacks (rows: true, columns: read):")
+    print("true".ljust(6) + "".join(f"read {label(r)}".rjust(9) for r in range(1, top + 1)) + "    right")
+    for t in range(1, top + 1):
+        n = sum(table[(t, r)] for r in range(1, top + 1))
+        if n:
+            print(label(t).ljust(6) + "".join(str(table[(t, r)]).rjust(9) for r in range(1, top + 1))
+                  + f"{table[(t, t)] / n:9.3f}")
 
 
 def summarise(rows: list[dict]) -> dict:
@@ -177,6 +209,7 @@ def summarise(rows: list[dict]) -> dict:
         "height exactly right": rate(tot["height_right"], tot["stacks_matched"]),
         "disc order exactly right": rate(tot["order_right"], tot["stacks_matched"]),
         "forced dances exactly right": tot["dances_right"] / n,
+        "... if found stacks had their true heights": tot["dances_right_given_heights"] / n,
         "score exactly right": tot["score_right"] / n,
         "position exactly right": tot["position_right"] / n,
         "no World found": tot["no_world"] / n,
@@ -277,6 +310,7 @@ def main(argv=None):
     groups = {("tilt " + k if k[0].isdigit() else short.get(k, k)): v for k, v in groups.items()}
     print(f"vision accuracy on {len(rows)} images of {folder}")
     print_table(groups)
+    print_confusion(height_confusion(rows))
     failures = Counter(r["note"].split(":")[0] for r in rows if r["note"] != "ok")
     if failures:
         print("vision did not answer: " + ", ".join(f"{k} x{v}" for k, v in failures.items()))

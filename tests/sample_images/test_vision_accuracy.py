@@ -95,7 +95,27 @@ def test_forced_dances_compare_on_the_aligned_positions():
             s["discs"] = [W]       # the 2-stack read as 1: its dance E drops one disc, not two
     got = rates(TRUTH, pred)
     assert got["forced dances exactly right"] == 0.0
+    assert got["... if found stacks had their true heights"] == 1.0     # the height was all that was wrong
     assert got["score exactly right"] == 1.0
+
+
+def test_a_wrong_owner_stays_wrong_when_heights_are_put_right():
+    pred = copy.deepcopy(TRUTH)
+    for s in pred["stacks"]:
+        if s["discs"] == [B, W]:
+            s["discs"] = [B]       # read one short and with the wrong owner
+    got = rates(TRUTH, pred)
+    assert got["forced dances exactly right"] == 0.0
+    assert got["... if found stacks had their true heights"] == 0.0
+
+
+def test_the_height_confusion_counts_found_stacks_by_true_and_read_height():
+    pred = copy.deepcopy(TRUTH)
+    pred["stacks"][2] = {"q": 2, "r": -1, "height": 2, "top": B, "discs": [None, B]}   # a 3 read as 2
+    pred["stacks"] = [s for s in pred["stacks"] if (s["q"], s["r"]) != (1, 0)]          # a 1 missed
+    rows = [va.score_image(TRUTH, pred), va.score_image(TRUTH, TRUTH)]
+    confusion = va.height_confusion(rows)
+    assert confusion == {(1, 1): 2 + 3, (2, 2): 1 + 1, (3, 2): 1, (3, 3): 1}
 
 
 def test_no_world_counts_every_truth_tile_as_missed():
