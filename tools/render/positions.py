@@ -58,9 +58,9 @@ def hand_written():
 
 
 def restacked(rng, pos_json):
-    """The World of `pos_json` with all 16 discs regrouped into stacks of 2 to 5 (a few single
-    discs), on random tiles and perimeter cells: a training photo rich in tall stacks, which random
-    games seldom build (a set still has 8 discs of each colour)."""
+    """The World of `pos_json` with the set's 16 discs regrouped into stacks of mostly 2 to 5 on
+    random tiles and perimeter cells (as many as a small World has room for): a training photo rich
+    in tall stacks, which random games seldom build (a set still has 8 discs of each colour)."""
     tiles = {(t["q"], t["r"]): t["colour"] for t in pos_json["tiles"]}
     around = sorted({(q + dq, r + dr) for q, r in tiles for dq, dr in NEIGHBOURS} - set(tiles))
     cells = sorted(tiles) + around
