@@ -11,8 +11,9 @@ height and full disc order exactly right (over matched stacks), forced-dance set
 (both colours, computed by `rules` on the aligned prediction and on the truth) and what they would
 be if every found stack had its true height (what height errors cost), score exactly right, whole
 position exactly right, images where no World was found, and the median and 95th percentile
-seconds per image (wall time of the subprocess, and the CLI's own "timing" total); then the
-confusion of true and read heights over the found stacks.
+seconds per image (wall time of the subprocess, and the CLI's own "timing" total), and how often
+the tiles and stacks vision reads sure (confidence at or over its flag threshold) and those it
+flags uncertain are right; then the confusion of true and read heights over the found stacks.
 A failing, crashing or missing vision counts as "no World found", so this runs from day one.
 """
 from __future__ import annotations
@@ -29,6 +30,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 import rules  # noqa: E402
+from vision.stacks import CONFIDENT as STACK_SURE  # noqa: E402   (vision flags reads under these)
+from vision.tiles import CONFIDENT as TILE_SURE  # noqa: E402
 
 ROTATIONS = 6
 
@@ -81,13 +84,14 @@ def agreement(truth_tiles, truth_stacks, tiles, stacks) -> int:
     return score
 
 
-def align(truth: dict, pred: dict) -> tuple[dict, dict]:
+def align(truth: dict, pred: dict) -> tuple[dict, dict, tuple]:
     """The prediction's tiles and stacks moved by the rotation and lattice translation that best
-    matches the truth (candidate translations: every truth cell paired with every predicted cell)."""
+    matches the truth (candidate translations: every truth cell paired with every predicted cell),
+    and that move (rotation k, shift)."""
     tt, ts = tile_map(truth), stack_map(truth)
     pt, ps = tile_map(pred), stack_map(pred)
     if not pt and not ps:
-        return {}, {}
+        return {}, {}, (0, (0, 0))
     truth_cells = list(tt) + list(ts)
     best = None
     for k in range(ROTATIONS):
@@ -97,8 +101,14 @@ def align(truth: dict, pred: dict) -> tuple[dict, dict]:
             tiles, stacks = transform(pt, ps, k, shift)
             s = agreement(tt, ts, tiles, stacks)
             if best is None or s > best[0]:
-                best = (s, tiles, stacks)
-    return best[1], best[2]
+                best = (s, tiles, stacks, (k, shift))
+    return best[1], best[2], best[3]
+
+
+def confidences(pos: dict) -> tuple[dict, dict]:
+    """({cell: confidence} of the tiles, of the stacks) of a vision reading (1.0 where none is given)."""
+    read = lambda items: {(int(i["q"]), int(i["r"])): float(i.get("confidence", 1.0)) for i in items}
+    return read(pos.get("tiles", [])), read(pos.get("stacks", []))
 
 
 def perimeter(tiles) -> set:
@@ -129,13 +139,24 @@ def score_image(truth: dict, pred: dict | None) -> dict:
     out = {"images": 1, "no_world": 0, "cells": 0, "cells_right": 0, "world_right": 0,
            "stacks_true": len(ts), "stacks_pred": 0, "stacks_matched": 0, "top_right": 0,
            "height_right": 0, "order_right": 0, "dances_right": 0, "dances_right_given_heights": 0,
-           "score_right": 0, "position_right": 0}
+           "score_right": 0, "position_right": 0,
+           "tiles_sure": 0, "tiles_sure_right": 0, "tiles_flagged": 0, "tiles_flagged_right": 0,
+           "stacks_sure": 0, "stacks_sure_right": 0, "stacks_flagged": 0, "stacks_flagged_right": 0}
     if pred is None or not pred.get("tiles"):
         out["no_world"] = 1
         out["cells"] = len(domain_truth)
         out["cells_right"] = sum(1 for c in domain_truth if c not in tt)
         return out
-    pt, ps = align(truth, pred)
+    pt, ps, move = align(truth, pred)
+    tile_conf, stack_conf = transform(*confidences(pred), *move)
+    for c, conf in tile_conf.items():
+        kind = "sure" if conf >= TILE_SURE else "flagged"
+        out[f"tiles_{kind}"] += 1
+        out[f"tiles_{kind}_right"] += int(tt.get(c) == pt[c])
+    for c, conf in stack_conf.items():
+        kind = "sure" if conf >= STACK_SURE else "flagged"
+        out[f"stacks_{kind}"] += 1
+        out[f"stacks_{kind}_right"] += int(c in ts and len(ts[c]) == len(ps[c]) and ts[c][-1] == ps[c][-1])
     domain = domain_truth | set(pt)
     out["cells"] = len(domain)
     out["cells_right"] = sum(1 for c in domain if tt.get(c) == pt.get(c))
@@ -213,6 +234,10 @@ def summarise(rows: list[dict]) -> dict:
         "score exactly right": tot["score_right"] / n,
         "position exactly right": tot["position_right"] / n,
         "no World found": tot["no_world"] / n,
+        "tiles read sure: right": rate(tot["tiles_sure_right"], tot["tiles_sure"]),
+        "tiles flagged uncertain: right": rate(tot["tiles_flagged_right"], tot["tiles_flagged"]),
+        "stacks read sure: exactly right": rate(tot["stacks_sure_right"], tot["stacks_sure"]),
+        "stacks flagged uncertain: exactly right": rate(tot["stacks_flagged_right"], tot["stacks_flagged"]),
         "median s per image": pct(walls, 0.5),
         "p95 s per image": pct(walls, 0.95),
         "median s in vision": pct(inner, 0.5),

@@ -130,3 +130,21 @@ def test_no_world_counts_every_truth_tile_as_missed():
 def test_a_missing_vision_reports_no_world(tmp_path):
     pred, wall, inner, note = va.run_vision(tmp_path / "missing.jpg", None, 30, "/nonexistent/python")
     assert pred is None and note != "ok"
+
+
+def test_sure_and_flagged_reads_are_scored_apart():
+    pred = moved(TRUTH, 3, (2, 2))
+    for t in pred["tiles"]:
+        t["confidence"] = 0.95
+    pred["tiles"][0]["confidence"] = 0.3                                  # flagged, and wrong
+    pred["tiles"][0]["colour"] = W if pred["tiles"][0]["colour"] == B else B
+    for s in pred["stacks"]:
+        s["confidence"] = 0.9
+    pred["stacks"][1]["confidence"] = 0.5                                 # flagged, and right
+    pred["stacks"][2]["confidence"] = 0.85
+    pred["stacks"][2]["discs"] = pred["stacks"][2]["discs"][:-1]          # sure, and one short
+    got = rates(TRUTH, pred)
+    assert got["tiles read sure: right"] == 1.0
+    assert got["tiles flagged uncertain: right"] == 0.0
+    assert got["stacks read sure: exactly right"] == pytest.approx(3 / 4)
+    assert got["stacks flagged uncertain: exactly right"] == 1.0
