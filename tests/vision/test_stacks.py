@@ -1,8 +1,10 @@
-"""Geometry helpers of the stack stage."""
+"""Geometry helpers and the disc-colour read of the stack stage."""
 import cv2
 import numpy as np
+import pytest
 
-from vision.stacks import SHIFT_GRID_MM, _inside_convex
+from vision.colours import ColourClass, ColourModel
+from vision.stacks import SHIFT_GRID_MM, _classify_points, _inside_convex
 
 
 def test_points_inside_several_convex_outlines_at_once_agree_with_opencv():
@@ -24,3 +26,30 @@ def test_offsets_tried_cover_a_hand_placed_stack():
     offsets = np.stack([np.cos(angle), np.sin(angle)], 1) * radius[:, None]
     nearest = np.linalg.norm(offsets[:, None] - SHIFT_GRID_MM[None], axis=2).min(axis=1)
     assert nearest.max() < 0.7
+
+
+def colours_showing(lab, white, black) -> ColourModel:
+    """A colour model whose working image is one Lab colour everywhere, with these disc colours."""
+    image = np.tile(np.array(lab, np.float32), (20, 20, 1))
+    discs = {"white": ColourClass(np.array(white, float), np.ones(3)),
+             "black": ColourClass(np.array(black, float), np.ones(3))}
+    return ColourModel(tables=[], tiles=dict(discs), discs=discs, world_mask=np.zeros((20, 20), np.uint8),
+                       lab=image)
+
+
+SILVER, RED = (60.0, 1.0, 6.0), (35.0, 45.0, 28.0)
+WHITE, BLACK = (88.0, 0.0, 2.0), (25.0, 0.0, 0.0)
+POINTS = np.array([[5.0, 5.0], [10.0, 10.0], [12.0, 6.0]])
+
+
+@pytest.mark.parametrize("top, role", [
+    ((62.0, 26.0, 20.0), "black"),      # a brightly lit red top: silver's lightness, red's hue
+    ((40.0, 3.0, 7.0), "white"),        # a shaded silver top: red's lightness, silver's hue
+    (RED, "black"), (SILVER, "white")])
+def test_a_top_of_a_red_and_silver_set_is_told_by_its_hue(top, role):
+    assert _classify_points(colours_showing(top, SILVER, RED), POINTS)[0] == role
+
+
+@pytest.mark.parametrize("top, role", [((70.0, 0.0, 1.0), "white"), ((40.0, 0.0, 1.0), "black")])
+def test_a_top_of_a_black_and_white_set_is_told_by_its_lightness(top, role):
+    assert _classify_points(colours_showing(top, WHITE, BLACK), POINTS)[0] == role
