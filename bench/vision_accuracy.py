@@ -12,8 +12,8 @@ height and full disc order exactly right (over matched stacks), forced-dance set
 be if every found stack had its true height (what height errors cost), score exactly right, whole
 position exactly right, images where no World was found, and the median and 95th percentile
 seconds per image (wall time of the subprocess, and the CLI's own "timing" total), and how often
-the tiles and stacks vision reads sure (confidence at or over its flag threshold) and those it
-flags uncertain are right; then the confusion of true and read heights over the found stacks.
+the tiles and stacks vision reads sure and those it flags uncertain (its warnings
+"uncertain-tiles" and "uncertain-stacks") are right; then the confusion of true and read heights over the found stacks.
 A failing, crashing or missing vision counts as "no World found", so this runs from day one.
 """
 from __future__ import annotations
@@ -30,8 +30,6 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 import rules  # noqa: E402
-from vision.stacks import CONFIDENT as STACK_SURE  # noqa: E402   (vision flags reads under these)
-from vision.tiles import CONFIDENT as TILE_SURE  # noqa: E402
 
 ROTATIONS = 6
 
@@ -105,10 +103,15 @@ def align(truth: dict, pred: dict) -> tuple[dict, dict, tuple]:
     return best[1], best[2], best[3]
 
 
-def confidences(pos: dict) -> tuple[dict, dict]:
-    """({cell: confidence} of the tiles, of the stacks) of a vision reading (1.0 where none is given)."""
-    read = lambda items: {(int(i["q"]), int(i["r"])): float(i.get("confidence", 1.0)) for i in items}
-    return read(pos.get("tiles", [])), read(pos.get("stacks", []))
+def flagged(pos: dict) -> tuple[dict, dict]:
+    """({cell: flagged?} of the tiles, of the stacks) of a vision reading: flagged where its
+    warnings "uncertain-tiles" and "uncertain-stacks" name the cell."""
+    def read(items, code):
+        named = {tuple(map(int, c)) for w in pos.get("warnings", []) if w.get("code") == code
+                 for c in w.get("cells", [])}
+        return {(int(i["q"]), int(i["r"])): (int(i["q"]), int(i["r"])) in named for i in items}
+
+    return read(pos.get("tiles", []), "uncertain-tiles"), read(pos.get("stacks", []), "uncertain-stacks")
 
 
 def perimeter(tiles) -> set:
@@ -148,13 +151,13 @@ def score_image(truth: dict, pred: dict | None) -> dict:
         out["cells_right"] = sum(1 for c in domain_truth if c not in tt)
         return out
     pt, ps, move = align(truth, pred)
-    tile_conf, stack_conf = transform(*confidences(pred), *move)
-    for c, conf in tile_conf.items():
-        kind = "sure" if conf >= TILE_SURE else "flagged"
+    tile_flags, stack_flags = transform(*flagged(pred), *move)
+    for c, flag in tile_flags.items():
+        kind = "flagged" if flag else "sure"
         out[f"tiles_{kind}"] += 1
         out[f"tiles_{kind}_right"] += int(tt.get(c) == pt[c])
-    for c, conf in stack_conf.items():
-        kind = "sure" if conf >= STACK_SURE else "flagged"
+    for c, flag in stack_flags.items():
+        kind = "flagged" if flag else "sure"
         out[f"stacks_{kind}"] += 1
         out[f"stacks_{kind}_right"] += int(c in ts and len(ts[c]) == len(ps[c]) and ts[c][-1] == ps[c][-1])
     domain = domain_truth | set(pt)
@@ -196,7 +199,7 @@ def print_confusion(confusion: Counter):
     top = max([4] + [max(k) for k in confusion])
     label = lambda h: f"{h}" if h < top else f"{top}+"
     clip = lambda h: min(h, top)
-    table = Counter({(clip(t), clip(r)): 0 for t, r in confusion})
+    table = Counter()
     for (t, r), n in confusion.items():
         table[(clip(t), clip(r))] += n
     print("heights of found stacks (rows: true, columns: read):")

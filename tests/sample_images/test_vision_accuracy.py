@@ -134,15 +134,12 @@ def test_a_missing_vision_reports_no_world(tmp_path):
 
 def test_sure_and_flagged_reads_are_scored_apart():
     pred = moved(TRUTH, 3, (2, 2))
-    for t in pred["tiles"]:
-        t["confidence"] = 0.95
-    pred["tiles"][0]["confidence"] = 0.3                                  # flagged, and wrong
-    pred["tiles"][0]["colour"] = W if pred["tiles"][0]["colour"] == B else B
-    for s in pred["stacks"]:
-        s["confidence"] = 0.9
-    pred["stacks"][1]["confidence"] = 0.5                                 # flagged, and right
-    pred["stacks"][2]["confidence"] = 0.85
-    pred["stacks"][2]["discs"] = pred["stacks"][2]["discs"][:-1]          # sure, and one short
+    cell = lambda item: [item["q"], item["r"]]
+    pred["warnings"] = [{"code": "uncertain-tiles", "cells": [cell(pred["tiles"][0])]},
+                        {"code": "uncertain-stacks", "cells": [cell(pred["stacks"][1])]}]
+    pred["tiles"][0]["colour"] = W if pred["tiles"][0]["colour"] == B else B     # flagged, and wrong
+    # stacks[1] is flagged, and right
+    pred["stacks"][2]["discs"] = pred["stacks"][2]["discs"][:-1]                # sure, and one short
     got = rates(TRUTH, pred)
     assert got["tiles read sure: right"] == 1.0
     assert got["tiles flagged uncertain: right"] == 0.0
