@@ -1,18 +1,18 @@
-"""Train the stack and tile classifiers (vision/models/*.yml.gz) on rendered photos with exact truth.
+"""Train the tile classifier (vision/models/tiles.yml.gz) on rendered photos with exact truth.
 
     .venv/bin/python tools/train_cells.py renders/train-seed31 [more folders] [--out-dir DIR]
 
 For every photo of the folders (NAME.jpg + NAME.json written by tools/render) the vision pipeline
-finds the World and reads its tiles a first time as it would for a user; every cell the later
-stages look at is then mapped to the true lattice through the true camera. Each cell's stack
-evidence (vision.stacks.stack_evidence) is labelled with the true height there (0: no stack), and,
-with the true stacks' silhouettes hiding what they hide, its tile evidence
-(vision.tiles.tile_evidence) with whether a tile lies there. Evidence is cached beside each photo
-(NAME.cells.npz) and recomputed when the stack or tile stage changes.
+finds the World and reads its tiles a first time as it would for a user; every cell the tile stage
+looks at is then mapped to the true lattice through the true camera. With the true stacks placed
+(vision.stacks.place_stacks) hiding what they hide, each cell's tile evidence
+(vision.tiles.tile_evidence) is labelled with whether a tile lies there. Evidence is cached beside
+each photo (NAME.cells.npz) and recomputed when the stack or tile stage changes.
 
-Prints each classifier's accuracy in a 5-fold cross-validation grouped by photo, then trains on
-everything and writes the models. Never train on sample_images/ or the held-out renders: they are
-how the pipeline is measured.
+Prints the classifier's accuracy in a 5-fold cross-validation grouped by photo, then trains on
+everything and writes the model. The stacks are read by a network trained with
+tools/train_stack_net.py. Never train on sample_images/ or the held-out renders: they are how the
+pipeline is measured.
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ from vision.loading import load_image  # noqa: E402
 from vision.pipeline import first_tile_pass, locate_world  # noqa: E402
 from vision.profile import profile_from_json  # noqa: E402
 from vision.forest import MODEL_DIR, Forest, calibration_table  # noqa: E402
-from vision.stacks import MAX_READ, walk_stacks  # noqa: E402
+from vision.stacks import MAX_READ, place_stacks  # noqa: E402
 from vision.tiles import tile_evidence  # noqa: E402
 
 MIN_AGREEMENT = 0.8           # share of read tiles that must land on true tiles of their colour
@@ -87,8 +87,7 @@ def variant_of(bgr: np.ndarray, variant: str):
 
 
 def photo_samples(photo: Path, truth: dict, variant: str) -> dict | None:
-    """The labelled evidence of one photo's cells ({"stack_X", "stack_y", "tile_X", "tile_y",
-    "tilt"}), or None when the World is not found (or found wrong: its read tiles disagree with
+    """The labelled tile evidence of one photo's cells ({"tile_X", "tile_y", "tilt"}), or None when the World is not found (or found wrong: its read tiles disagree with
     the truth). A mirrored or turned photo (`variant`) shows another World, seen by another camera:
     a new example for the classifiers, with the same truth once its pixels are turned back."""
     profile = profile_from_json(truth["profile"])
@@ -113,16 +112,12 @@ def photo_samples(photo: Path, truth: dict, variant: str) -> dict | None:
     if agree < MIN_AGREEMENT:
         return None
     hidden = np.zeros(colours.world_mask.shape, np.uint8)
-    rows, labels = [], []
-    for ev, height in walk_stacks(colours, geo, profile, stack_cells, tiles, edges,
-                                  lambda ev: true_heights.get(mapped[ev.cell], 0), hidden, gate=None):
-        rows.append(ev.features)
-        labels.append(height)
-    stacked = {c for c in stack_cells if mapped[c] in true_heights}
-    tile_X = tile_evidence(colours, geo, cells, outline, hidden, first, stacked)[0]
+    stacked = {c: true_heights[mapped[c]] for c in stack_cells if mapped[c] in true_heights}
+    for _ in place_stacks(colours, geo, profile, stacked, tiles, edges, hidden):
+        pass
+    tile_X = tile_evidence(colours, geo, cells, outline, hidden, first, set(stacked))[0]
     tile_y = [int(mapped[c] in true_tiles) for c in cells]
-    return {"stack_X": np.array(rows, np.float32), "stack_y": np.array(labels, np.int32),
-            "tile_X": tile_X, "tile_y": np.array(tile_y, np.int32), "tilt": geo.camera.tilt_deg}
+    return {"tile_X": tile_X, "tile_y": np.array(tile_y, np.int32), "tilt": geo.camera.tilt_deg}
 
 
 def folder_samples(folder: Path, version: str) -> list:
@@ -152,7 +147,7 @@ def folder_samples(folder: Path, version: str) -> list:
                 continue
             np.savez(cache, version=version, usable=True, **got)
             out.append((photo.name, got))
-            print(f"  {label}: {len(got['tile_y'])} cells, {int((got['stack_y'] > 0).sum())} stacks", flush=True)
+            print(f"  {label}: {len(got['tile_y'])} cells, {int(got['tile_y'].sum())} tiles", flush=True)
     return out
 
 
@@ -169,7 +164,7 @@ def cross_validate(X, y, group, classes, folds, trees):
 
 
 def decide(p: np.ndarray) -> np.ndarray:
-    """The likeliest class of each row of chances (the rule read_stacks and classify_tiles follow)."""
+    """The likeliest class of each row of chances (the rule classify_tiles follows)."""
     return np.argmax(p, axis=1)
 
 
@@ -177,9 +172,7 @@ def report(name: str, truth: np.ndarray, pred: np.ndarray) -> str:
     found = (pred > 0) & (truth > 0)
     precision = found.sum() / max((pred > 0).sum(), 1)
     recall = found.sum() / max((truth > 0).sum(), 1)
-    height = (pred[found] == truth[found]).mean() if found.any() else float("nan")
-    return (f"{name:>14}: found {int((truth > 0).sum()):5d}  precision {precision:.4f}  recall {recall:.4f}"
-            f"  class right {height:.4f}")
+    return f"{name:>14}: tiles {int((truth > 0).sum()):5d}  precision {precision:.4f}  recall {recall:.4f}"
 
 
 def main(argv=None):
@@ -210,32 +203,21 @@ def main(argv=None):
         tilt = np.concatenate([np.full(len(p[f"{kind}_y"]), float(p["tilt"])) for _, p in photos])
         return X, y, group, tilt
 
-    X, y, group, tilt = gather("stack")
-    print(f"stacks: {len(y)} cells, heights 0..{MAX_READ}: {np.bincount(y, minlength=MAX_READ + 1).tolist()}")
-    present, present_share = cross_validate(X, (y > 0).astype(np.int32), group, 2, args.folds, args.trees)
-    tall = y > 0
-    heights = np.zeros_like(y)
-    heights[tall], height_share = cross_validate(X[tall], y[tall], group[tall], MAX_READ + 1, args.folds, args.trees)
-    show(np.where(present > 0, np.maximum(heights, 1), 0), y, tilt, args.folds)
     X_tiles, y_tiles, group_tiles, tilt_tiles = gather("tile")
     print(f"tiles: {len(y_tiles)} cells, {int(y_tiles.sum())} tiles")
     tiles, tile_share = cross_validate(X_tiles, y_tiles, group_tiles, 2, args.folds, args.trees)
     show(tiles, y_tiles, tilt_tiles, args.folds)
-    # each model's confidence is how often reads of its vote share were right in cross-validation
-    for name, classes, X_, y_, right, share in (
-            ("stacks", 2, X, (y > 0).astype(np.int32), present == (y > 0), present_share),
-            ("heights", MAX_READ + 1, X[tall], y[tall], heights[tall] == y[tall], height_share),
-            ("tiles", 2, X_tiles, y_tiles, tiles == y_tiles, tile_share)):
-        out = args.out_dir / f"{name}.yml.gz"
-        model = Forest.train(X_, y_, classes, trees=args.trees)
-        model.calibration = calibration_table(share, right.astype(float))
-        model.save(out)
-        table = ", ".join(f"{a:.2f}->{b:.2f}" for a, b in zip(*model.calibration))
-        print(f"model -> {out} ({out.stat().st_size // 1024} KiB); vote share -> right: {table}")
+    # the model's confidence is how often reads of its vote share were right in cross-validation
+    out = args.out_dir / "tiles.yml.gz"
+    model = Forest.train(X_tiles, y_tiles, 2, trees=args.trees)
+    model.calibration = calibration_table(tile_share, (tiles == y_tiles).astype(float))
+    model.save(out)
+    table = ", ".join(f"{a:.2f}->{b:.2f}" for a, b in zip(*model.calibration))
+    print(f"model -> {out} ({out.stat().st_size // 1024} KiB); vote share -> right: {table}")
 
 
 def show(pred, y, tilt, folds):
-    print(f"  {folds}-fold cross-validation, grouped by photo (a height is right only on a found stack):")
+    print(f"  {folds}-fold cross-validation, grouped by photo:")
     print(report("all", y, pred))
     for lo, hi in ((0, 15), (15, 35), (35, 90)):
         sel = (tilt >= lo) & (tilt < hi)

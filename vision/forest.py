@@ -1,6 +1,6 @@
-"""Random forests (OpenCV's RTrees) that weigh a cell's evidence into chances of each class: stack
-or not, a stack's height (1..8 discs), tile or not; each with a calibration table that turns its
-vote share into how often such reads were right.
+"""Random forests (OpenCV's RTrees) that weigh a cell's evidence into chances of each class (the
+tile stage's: tile or not), with a calibration table that turns a vote share into how often such
+reads were right.
 
 They are trained by `tools/train_cells.py` on rendered photos with exact truth (never on
 sample_images/ or the held-out renders) and ship as data in vision/models/.

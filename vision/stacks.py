@@ -1,13 +1,13 @@
 """Stage 4: stacks of discs on tiles and on the perimeter: presence, height, top and side colours.
 
-Every candidate cell is measured against stack hypotheses of height 1..MAX_READ: the projected
-silhouette of a cylinder (the profile's disc diameter, h times its thickness) standing on the cell,
-with the edge support along its outline, the colours inside its top face and the lattice edges it
-would hide (stack_evidence). A classifier trained on rendered photos with exact truth
-(vision/forest.py) turns that evidence into chances of no stack and of each height; the
-confidence is how often such reads were right when the classifiers were cross-validated. The top
-disc's colour is read inside the top ellipse, the side discs' colours on the stack's front face
-between the expected disc boundaries.
+A small convolutional network (vision/stack_net.py), trained on rendered photos with exact truth,
+looks at every candidate cell through the same canonical crop and gives the chances of no stack
+and of each height 1..MAX_READ; the confidence is how often such reads were right when the network
+was cross-validated. A found stack is then placed: its offset from the cell's centre is where the
+projected silhouette of a cylinder of its height (the profile's disc diameter and thickness)
+finds the most edge support along its outline and base (stack_offset). Nearer stacks are placed
+first and hide what lies behind them. The top disc's colour is read inside the top ellipse, the
+side discs' colours on the stack's front face between the expected disc boundaries.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from .colours import BLACK, LAB_WEIGHTS, TABLE, WHITE, ColourModel
 from .geometry import WorldGeometry
 from .hexgrid import cells_to_plane
 from .profile import SetProfile
-from .forest import Forest
+from .stack_net import CROP_H, CROP_SCALARS, CROP_W, StackNet, stack_crop
 
 MAX_READ = 8                     # tallest stack read (RULES.md §14: 6,500 random games never passed 7)
 MAX_HEIGHT = MAX_READ + 1        # scored up to here: the top rim's step needs the height above
@@ -31,21 +31,12 @@ SHIFT_GRID_MM = np.array([(1.2 * (q + r / 2), 1.2 * r * 0.866)     # a stack's o
                           for q in range(-3, 4) for r in range(-3, 4) if abs(q + r) <= 3])    # centre tried
 SATURATION = 3.0
 SIDE_SAMPLES = 6
-OCCLUSION_MARGIN_PX = 5.0        # an edge this far inside a silhouette would be hidden by the stack
 NORMAL_SEARCH_PX = (-1.2, 0.0, 1.2)   # tolerated misfit of an outline, across it
 HUES_APART = 15.0                # a*b* distance of two disc colours that differ in hue, not only in lightness
 HUE_SET_LIGHTNESS = 0.3          # weight of lightness in a top's colour then (renders: top colour 97.8 -> 98.7%)
-CONFIDENT = 0.8                 # calibrated: stack reads at or above it were right 9 times in 10 on the samples
+CONFIDENT = 0.8                  # reads at or above it are sure; below, flagged uncertain
 ACTIVITY_GATE = 0.15             # edge activity (edge_activity) under which a cell is not measured (renders:
                                  # the weakest of 765 stacks had 0.17; a third of the empty cells fall under it)
-
-
-@dataclass
-class StackEvidence:
-    cell: tuple
-    on_tile: bool
-    shifts: list                  # mm: per height 1..MAX_READ, the offset from the cell centre that fits it best
-    features: np.ndarray          # float32 vector, see stack_evidence
 
 
 @dataclass
@@ -228,176 +219,17 @@ def _clockwise(poly):
     return np.sum(x * np.roll(y, -1, axis=-1) - np.roll(x, -1, axis=-1) * y, axis=-1) < 0
 
 
-def stack_evidence(edges: EdgeMap, colours: ColourModel, geo: WorldGeometry, profile: SetProfile, cell,
-                   on_tile: bool, ground: int, hidden: np.ndarray, lattice_edges: tuple,
-                   activity: float) -> StackEvidence:
-    """Everything the photo says about a stack of each height 1..MAX_READ on `cell`, as one vector.
-
-    Each height is tried at every offset of SHIFT_GRID_MM from the cell centre and keeps the one
-    that fits it best: its outline (edge support of the side outlines, of the near and far halves
-    of its top rim and the step to the next height up) plus its base (the front edge where the
-    stack meets the ground, and the ground's colour just in front of it). The base matters: a
-    lower stack moved away from the camera has the top rim of a taller one, but its base would
-    stand on the taller one's lower discs. Then, per height at its offset: those measures, the
-    colours and spread inside its top face, and the visible lattice edge its silhouette would hide.
-    `ground` is the colour class under the cell (the tile's, or the table's off the World);
-    `lattice_edges` the (midpoints, lengths) of the photo's lattice edges; `activity` the cell's
-    edge_activity, the last feature.
-    """
-    grid = SHIFT_GRID_MM
-    sides, front, back, below = score_heights(edges, geo, profile, cell, on_tile, hidden, grid)   # (S, H)
-    step = front[:, 1:MAX_READ + 1] - front[:, 2:MAX_READ + 2]
-    outline = back[:, 1:MAX_READ + 1] + step + 0.5 * sides[:, 1:MAX_READ + 1]
-    before, darker = _ground_before(colours, geo, profile, cell, on_tile, ground, grid)
-    fit = outline + front[:, :1] + before[:, None] - below[:, None]                         # (S, MAX_READ)
-    best = np.argmax(fit, axis=0)                                  # each height's offset
-    h_idx = np.arange(MAX_READ)
-    shifts = grid[best]
-    pick = lambda arr: arr[best, h_idx]
-    per_height = [pick(sides[:, 1:MAX_READ + 1]), pick(front[:, 1:MAX_READ + 1]), pick(back[:, 1:MAX_READ + 1]),
-                  pick(front[:, 2:MAX_READ + 2]), pick(step), pick(outline), front[best, 0], before[best], darker[best], below[best],
-                  np.hypot(*shifts.T), pick(fit)]
-    fits = per_height[-1]
-    ranked = np.sort(fits)
-    anchor = grid[int(np.argmax(front[:, 0] + before))]          # where the base fits best
-    column, jumps = _front_column(edges, geo, profile, cell, on_tile, anchor)
-    heights = np.arange(1, MAX_READ + 1)
-    top_z = _base_height(profile, on_tile) + heights * profile.disc_thickness_mm
-    shares, spread = _top_faces(colours, geo, profile, cell, top_z, shifts)
-    far_contrast, near_contrast = _rim_contrast(colours, geo, profile, cell, top_z, shifts)
-    hidden_edges = _hidden_edge_share(geo, profile, cell, on_tile, shifts, heights, lattice_edges)
-    a, b = geo.project([cell, cell], [0.0, profile.disc_thickness_mm])
-    parallax = float(np.linalg.norm(a - b)) * geo.scale
-    rim = ring_points(geo, profile, cell, 0.0) * geo.scale
-    diameter = float(np.ptp(rim[:, 0]))
-    pts = silhouette(geo, profile, cell, 2, on_tile) * geo.scale
-    x = np.clip(np.round(pts[:, 0]).astype(int), 0, edges.w - 1)
-    y = np.clip(np.round(pts[:, 1]).astype(int), 0, edges.h - 1)
-    blocked = float(np.mean(hidden[y, x] > 0))
-    # trees split on one feature at a time: where the fit peaks, and by how much, is given directly
-    peaks = [np.argmax(fits) + 1, ranked[-1], ranked[-1] - ranked[-2], np.argmax(per_height[4]) + 1,
-             np.argmax(per_height[2]) + 1]
-    features = np.concatenate(per_height + [fits - ranked[-1], peaks, column, jumps, [np.argmax(jumps) + 1],
-                                            shares.ravel(), spread, far_contrast, near_contrast, hidden_edges,
-                                            np.eye(3)[ground],
-                                            [geo.camera.tilt_deg, parallax, diameter, float(on_tile), blocked,
-                                             activity]])
-    return StackEvidence(cell=cell, on_tile=on_tile, shifts=[tuple(map(float, v)) for v in shifts],
-                         features=features.astype(np.float32))
-
-
-def _front_column(edges: EdgeMap, geo, profile, cell, on_tile, shift):
-    """The lightness up the stack's front (the side line nearest the camera), from a disc below
-    its base to MAX_READ + 1 discs above, in half discs, relative to its median; and per height h
-    the jump between the half disc above h and the one below (a side turns into a top face there).
-    """
-    toward = _toward_camera(geo, cell)
-    front = toward / (np.linalg.norm(toward) + 1e-9) * profile.disc_diameter_mm / 2 * 0.97
-    halves = np.arange(-2, 2 * MAX_READ + 3) / 2
-    z = _base_height(profile, on_tile) + (halves + 0.25) * profile.disc_thickness_mm
-    pts = geo.project([cell], z, np.broadcast_to(front + np.asarray(shift), (len(z), 2))) * geo.scale
-    x = np.clip(pts[:, 0], 0, edges.w - 1).astype(np.float32)[None]
-    y = np.clip(pts[:, 1], 0, edges.h - 1).astype(np.float32)[None]
-    light = cv2.remap(edges.light, x, y, cv2.INTER_LINEAR)[0]
-    light = light - np.median(light)
-    at = {v: i for i, v in enumerate(halves)}
-    jumps = np.array([light[at[hh + 0.5]] - light[at[hh - 0.5]] for hh in range(1, MAX_READ + 1)])
-    return light, jumps
-
-
 def _ground_before(colours: ColourModel, geo, profile, cell, on_tile, ground, shifts):
     """Per offset: the share of points just in front of a stack's base (on the camera's side) that
-    show the ground's colour class, and how far their lightness is from the ground's (a disc's
-    shaded side, even of the tile's own colour, is darker than the lit tile top)."""
+    show the ground's colour class."""
     toward = _toward_camera(geo, cell)
     a0 = np.arctan2(toward[1], toward[0])
     angles = a0 + np.radians(np.linspace(-60, 60, 9))
     ring_pts = np.concatenate([np.stack([np.cos(angles), np.sin(angles)], 1) * k for k in (1.12, 1.25)])
-    around = np.stack([np.cos(a0 + np.radians(np.arange(0, 360, 30))), np.sin(a0 + np.radians(np.arange(0, 360, 30)))], 1)
-    r = profile.disc_diameter_mm / 2
-    offs = np.concatenate([(np.asarray(shifts)[:, None, :] + ring_pts[None] * r).reshape(-1, 2), around * 1.5 * r])
+    offs = (np.asarray(shifts)[:, None, :] + ring_pts[None] * profile.disc_diameter_mm / 2).reshape(-1, 2)
     pts = geo.project([cell], _base_height(profile, on_tile), offs) * geo.scale
-    lab = _lab_at(colours, pts)
-    classes = colours.classify(lab)[0]
-    n = len(shifts) * len(ring_pts)
-    outer = lab[n:, 0][classes[n:] == ground]
-    ground_light = float(np.median(outer)) if len(outer) else float(np.median(lab[n:, 0]))
-    share = (classes[:n] == ground).reshape(len(shifts), len(ring_pts)).mean(axis=1)
-    light = np.abs(np.median(lab[:n, 0].reshape(len(shifts), len(ring_pts)), axis=1) - ground_light)
-    return share, light
-
-
-def _rim_contrast(colours: ColourModel, geo, profile, cell, top_z, shifts):
-    """Per height (its top at top_z, offset by shifts): the colour difference between a band just
-    inside and one just outside the far half of its top rim (a top face against what lies behind
-    it), and the same across the near half (the top face against the stack's own side). Regions a
-    few pixels wide, unlike edges, survive blur and grain."""
-    toward = _toward_camera(geo, cell)
-    a0 = np.arctan2(toward[1], toward[0])
-    r = profile.disc_diameter_mm / 2
-    sides = []
-    for centre in (a0 + np.pi, a0):                      # far half, near half
-        angles = centre + np.radians(np.linspace(-60, 60, 7))
-        unit = np.stack([np.cos(angles), np.sin(angles)], 1)
-        sides.append(np.concatenate([unit * 0.72 * r, unit * 1.25 * r]))
-    ring_pts = np.concatenate(sides)                      # (28, 2): far in, far out, near in, near out
-    offs = (np.asarray(shifts)[:, None, :] + ring_pts[None]).reshape(-1, 2)
-    pts = geo.project([cell], np.repeat(top_z, len(ring_pts)), offs) * geo.scale
-    lab = _lab_at(colours, pts).reshape(len(top_z), 4, 7, 3) * LAB_WEIGHTS
-    med = np.median(lab, axis=2)                          # (H, 4, 3)
-    return np.linalg.norm(med[:, 0] - med[:, 1], axis=1), np.linalg.norm(med[:, 2] - med[:, 3], axis=1)
-
-
-def _top_faces(colours: ColourModel, geo, profile, cell, top_z, shifts):
-    """Per height (its top at top_z, its centre offset by shifts): shares of (table, white, black)
-    pixels inside the top face, and its L spread."""
-    rings = np.concatenate([CIRCLE[::2] * k for k in (0.25, 0.5, 0.75)])
-    r = profile.disc_diameter_mm / 2
-    n = len(rings)
-    offs = (np.asarray(shifts)[:, None, :] + rings[None] * r).reshape(-1, 2)
-    pts = geo.project([cell], np.repeat(top_z, n), offs) * geo.scale
-    lab = _lab_at(colours, pts)
-    classes = colours.classify(lab)[0].astype(int).reshape(len(top_z), n)
-    shares = np.stack([(classes == k).mean(axis=1) for k in (TABLE, WHITE, BLACK)], 1)
-    spread = lab[:, 0].reshape(len(top_z), n).std(axis=1)
-    return shares, spread
-
-
-def _hidden_edge_share(geo, profile, cell, on_tile, shifts, heights, lattice_edges) -> np.ndarray:
-    """Per height (at its offset): visible straight lattice edge inside the silhouette a stack of
-    that height would have (a stack hides what stands behind it), as a share of its width.
-    `lattice_edges`: (midpoints, lengths) of the lattice's straight edges, working pixels."""
-    mids, lengths = lattice_edges
-    centre = geo.project([cell], 0.0)[0] * geo.scale
-    near = np.linalg.norm(mids - centre, axis=1) < 3.0 * _pitch_px(geo, cell)
-    mids, lengths = mids[near], lengths[near]
-    base = _base_height(profile, on_tile)
-    r = profile.disc_diameter_mm / 2
-    z = np.concatenate([np.full(len(heights), base), base + heights * profile.disc_thickness_mm])
-    offs = (np.concatenate([shifts, shifts])[:, None, :] + RIM[None] * r).reshape(-1, 2)
-    rims = (geo.project([cell], np.repeat(z, len(RIM)), offs) * geo.scale).reshape(2, len(heights), len(RIM), 2)
-    lo, hi = rims.reshape(-1, 2).min(axis=0), rims.reshape(-1, 2).max(axis=0)
-    inside_box = np.all((mids > lo) & (mids < hi), axis=1)
-    mids, lengths = mids[inside_box], lengths[inside_box]
-    if not len(mids):
-        return np.zeros(len(heights))
-    hulls = [cv2.convexHull(np.concatenate([rims[0, i], rims[1, i]]).astype(np.float32)).reshape(-1, 2).astype(float)
-             for i in range(len(heights))]
-    widths = np.array([max(float(np.ptp(h[:, 0])), 1.0) for h in hulls])
-    return (_inside_convex(hulls, mids, OCCLUSION_MARGIN_PX) * lengths[None]).sum(axis=1) / widths
-
-
-def _inside_convex(polys: list, pts: np.ndarray, margin: float) -> np.ndarray:
-    """(len(polys), len(pts)): which points lie inside each convex polygon by more than `margin` px."""
-    k = max(len(p) for p in polys)
-    padded = np.stack([np.concatenate([p, np.repeat(p[-1:], k - len(p), axis=0)]) for p in polys])  # (P, k, 2)
-    d = np.roll(padded, -1, axis=1) - padded
-    length = np.linalg.norm(d, axis=2)
-    nrm = np.stack([-d[..., 1], d[..., 0]], -1) / np.maximum(length, 1e-9)[..., None]
-    nrm *= np.where(_clockwise(padded), -1.0, 1.0)[:, None, None]
-    dist = np.einsum("pj,ckj->cpk", pts, nrm) - np.einsum("ckj,ckj->ck", padded, nrm)[:, None, :]
-    dist = np.where(length[:, None, :] > 1e-6, dist, np.inf)      # padding adds edges of no length
-    return dist.min(axis=2) > margin
+    classes = colours.classify(_lab_at(colours, pts))[0]
+    return (classes == ground).reshape(len(shifts), len(ring_pts)).mean(axis=1)
 
 
 def edge_activity(edges: EdgeMap, geo: WorldGeometry, profile: SetProfile, cells, tiles) -> np.ndarray:
@@ -417,71 +249,74 @@ def edge_activity(edges: EdgeMap, geo: WorldGeometry, profile: SetProfile, cells
     return np.sort(vals, axis=1)[:, -(n // 10):].mean(axis=1)
 
 
-def walk_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, cells, tiles: dict,
-                edges: EdgeMap, decide, hidden: np.ndarray, gate: float | None = ACTIVITY_GATE):
-    """Gather the evidence of every cell, nearest to the camera first, and let `decide(evidence)`
-    name its height (0: no stack); a decided stack's silhouette is then drawn into `hidden` (a
-    working-resolution mask): it hides the image behind it, so its edges are not counted again as
-    evidence for a stack further away. Yields (evidence, height). Cells whose edge activity is
-    under `gate` hold no stack and are skipped (None: every cell is measured).
-    """
-    cells = list(cells)
-    activity = dict(zip(cells, edge_activity(edges, geo, profile, cells, tiles))) if cells else {}
-    if gate is not None:
-        cells = [c for c in cells if activity[c] >= gate]
-    segments = geo.segments[geo.families >= 0]
-    lattice_edges = ((segments[:, :2] + segments[:, 2:]) / 2, np.hypot(*(segments[:, 2:] - segments[:, :2]).T))
+def stack_offset(edges: EdgeMap, colours: ColourModel, geo: WorldGeometry, profile: SetProfile, cell,
+                 on_tile: bool, ground: int, height: int, hidden: np.ndarray) -> np.ndarray:
+    """Where (mm from the cell's centre, one of SHIFT_GRID_MM) a stack of `height` on `cell` stands:
+    the offset whose outline fits best. The outline is the edge support of its side lines, of the
+    far half of its top rim and the step from its top rim to the next height's; the base counts
+    too (the front edge where the stack meets the ground, and the ground's colour just in front of
+    it, `ground` being the colour class under the cell), minus the support of an outline continued
+    one disc under the base (strong when the base is put on top of real discs). Points hidden by
+    nearer stacks (`hidden`) do not count."""
+    grid = SHIFT_GRID_MM
+    sides, front, back, below = score_heights(edges, geo, profile, cell, on_tile, hidden, grid)   # (S, H)
+    h = min(height, MAX_READ)
+    outline = back[:, h] + front[:, h] - front[:, h + 1] + 0.5 * sides[:, h]
+    before = _ground_before(colours, geo, profile, cell, on_tile, ground, grid)
+    return grid[int(np.argmax(outline + front[:, 0] + before - below))]
+
+
+def place_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, heights: dict, tiles: dict,
+                 edges: EdgeMap, hidden: np.ndarray):
+    """Place the stacks of `heights` (cell -> height), nearest to the camera first: each one's
+    offset (stack_offset) is found with the stacks already placed hiding what lies behind them,
+    and its silhouette is then drawn into `hidden` (a working-resolution mask). Yields (cell,
+    offset in mm)."""
     cam = geo.camera.centre
     dist = {c: float(np.linalg.norm(np.append(np.array(cells_to_plane([c])[0]) * geo.pitch_mm, 0) - cam))
-            for c in cells}
+            for c in heights}
     role_class = {"white": WHITE, "black": BLACK}
-    for cell in sorted(cells, key=dist.get):
+    for cell in sorted(heights, key=dist.get):
         on_tile = cell in tiles
         ground = role_class[tiles[cell]] if on_tile else TABLE
-        ev = stack_evidence(edges, colours, geo, profile, cell, on_tile, ground, hidden, lattice_edges,
-                            activity[cell])
-        height = decide(ev)
-        if height:
-            sil = silhouette(geo, profile, cell, height, on_tile, ev.shifts[height - 1]) * geo.scale
-            cv2.fillPoly(hidden, [np.round(sil).astype(np.int32)], 255)
-        yield ev, height
+        shift = stack_offset(edges, colours, geo, profile, cell, on_tile, ground, heights[cell], hidden)
+        sil = silhouette(geo, profile, cell, heights[cell], on_tile, shift) * geo.scale
+        cv2.fillPoly(hidden, [np.round(sil).astype(np.int32)], 255)
+        yield cell, shift
 
 
 def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, cells, tiles: dict,
                 edges: "EdgeMap | None" = None) -> StackReading:
-    """Find the stacks among `cells` (on-tile when the cell is in `tiles`): one classifier weighs
-    each cell's evidence (stack_evidence) into the chance of a stack there, another into the
-    chances of each height given a stack; the confidences are how often such reads were right
-    when the classifiers were cross-validated."""
+    """Find the stacks among `cells` (on-tile when the cell is in `tiles`): the stack network weighs
+    each cell whose edge activity reaches ACTIVITY_GATE into chances of no stack and of each
+    height; a cell whose chance of a stack is over one half holds its likeliest height. The
+    confidences are how often such reads were right when the network was cross-validated."""
     edges = edges or EdgeMap(colours)
-    presence = Forest.shipped("stacks", 2)
-    heights = Forest.shipped("heights", MAX_READ + 1)
+    net = StackNet.shipped()
+    cells = list(cells)
+    activity = edge_activity(edges, geo, profile, cells, tiles) if cells else []
+    measured = [c for c, a in zip(cells, activity) if a >= ACTIVITY_GATE]
+    chances = dict(zip(measured, net.probabilities(*stack_crops(colours, geo, profile, measured, tiles))))
+    heights = {c: int(np.argmax(p[1:]) + 1) for c, p in chances.items() if p[0] < 0.5}
     reading = StackReading(hidden=np.zeros(colours.world_mask.shape, np.uint8))
-    chances = {}
-
-    def decide(ev):
-        present = presence.probabilities(ev.features[None])[0, 1]
-        if present < 0.5:
-            return 0
-        p = heights.probabilities(ev.features[None])[0]
-        height = int(np.argmax(p[1:]) + 1)
-        chances[ev.cell] = (float(presence.confidence(present)), float(heights.confidence(p[height])))
-        return height
-
-    for ev, height in walk_stacks(colours, geo, profile, cells, tiles, edges, decide, reading.hidden):
-        if not height:
-            continue
-        present, height_conf = chances[ev.cell]
-        st = _read_colours(colours, geo, profile, ev.cell, height, ev.on_tile, ev.shifts[height - 1])
+    for cell, shift in place_stacks(colours, geo, profile, heights, tiles, edges, reading.hidden):
+        p, height = chances[cell], heights[cell]
+        present = float(net.confidence("present", 1 - p[0]))
+        height_conf = float(net.confidence("height", p[height] / p[1:].sum()))
+        st = _read_colours(colours, geo, profile, cell, height, cell in tiles, shift)
         st.height_confidence = round(height_conf, 3)
         st.confidence = round(min(height_conf * present, st.top_confidence), 3)   # both must be right
-        reading.stacks[ev.cell] = st
+        reading.stacks[cell] = st
     return reading
 
 
-def _pitch_px(geo, cell) -> float:
-    a, b = geo.cell_to_work([cell, (cell[0] + 1, cell[1])])
-    return float(np.linalg.norm(b - a))
+def stack_crops(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, cells, tiles) -> tuple:
+    """(crops, scalars): what the stack network looks at for each cell (vision.stack_net.stack_crop),
+    a stack standing on the tile when the cell is in `tiles`, on the table otherwise."""
+    cut = [stack_crop(colours.lab, geo, profile, c, _base_height(profile, c in tiles), _toward_camera(geo, c))
+           for c in cells]
+    return (np.array([c for c, _ in cut], np.float32).reshape(-1, CROP_H, CROP_W, 3),
+            np.array([s for _, s in cut], np.float32).reshape(-1, CROP_SCALARS))
 
 
 def _toward_camera(geo, cell) -> np.ndarray:

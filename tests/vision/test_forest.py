@@ -4,7 +4,7 @@ import pytest
 
 from vision.errors import VisionError
 from vision.forest import MODEL_DIR, Forest, calibration_table
-from vision.stacks import MAX_READ, robust_mean
+from vision.stacks import robust_mean
 
 
 def _toy(n=400, seed=0):
@@ -41,7 +41,7 @@ def test_features_of_the_wrong_length_are_refused():
         forest.probabilities(X[:, :5])
 
 
-@pytest.mark.parametrize("name, classes", [("stacks", 2), ("heights", MAX_READ + 1), ("tiles", 2)])
+@pytest.mark.parametrize("name, classes", [("tiles", 2)])
 def test_the_shipped_models_load(name, classes):
     forest = Forest.shipped(name, classes)
     assert (MODEL_DIR / f"{name}.yml.gz").is_file()

@@ -1,21 +1,9 @@
 """Geometry helpers and the disc-colour read of the stack stage."""
-import cv2
 import numpy as np
 import pytest
 
 from vision.colours import ColourClass, ColourModel
-from vision.stacks import SHIFT_GRID_MM, _classify_points, _inside_convex
-
-
-def test_points_inside_several_convex_outlines_at_once_agree_with_opencv():
-    rng = np.random.default_rng(0)
-    polys = [cv2.convexHull((rng.random((n, 2)) * 100).astype(np.float32)).reshape(-1, 2).astype(float)
-             for n in (4, 9, 30)]
-    pts = rng.random((400, 2)) * 100
-    got = _inside_convex(polys, pts, 2.0)
-    for inside, poly in zip(got, polys):
-        want = [cv2.pointPolygonTest(poly.astype(np.float32), (float(x), float(y)), True) > 2.0 for x, y in pts]
-        assert inside.tolist() == want
+from vision.stacks import SHIFT_GRID_MM, _classify_points
 
 
 def test_offsets_tried_cover_a_hand_placed_stack():

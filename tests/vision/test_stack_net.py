@@ -1,0 +1,98 @@
+"""The stack network (vision/stack_net.py): its NumPy layers, its crops and the shipped weights."""
+import cv2
+import numpy as np
+import pytest
+
+import vision
+from synthetic import Scene, render
+from vision.errors import VisionError
+from vision.hexgrid import ring
+from vision.pipeline import first_tile_pass, locate_world
+from vision.loading import load_image
+from vision.profile import load_profile
+from vision.stack_net import BASE_Y, CROP_H, CROP_SCALARS, CROP_W, StackNet, network_input
+from vision.stacks import MAX_READ, stack_crops
+
+
+def reference_chances(weights, x, scalars):
+    """The same network written out loop by loop (NCHW, as PyTorch trains it)."""
+    k = 0
+    while f"conv{k}.w" in weights:
+        w, b = weights[f"conv{k}.w"], weights[f"conv{k}.b"]
+        n, c, h, wd = x.shape
+        padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+        y = np.zeros((n, len(w), h, wd))
+        for o in range(len(w)):
+            for dy in range(3):
+                for dx in range(3):
+                    y[:, o] += np.einsum("nchw,c->nhw", padded[:, :, dy:dy + h, dx:dx + wd], w[o, :, dy, dx])
+            y[:, o] += b[o]
+        y = np.maximum(y, 0)
+        x = y.reshape(n, len(w), h // 2, 2, wd // 2, 2).max(axis=(3, 5))
+        k += 1
+    x = np.concatenate([x.reshape(len(x), -1), scalars], axis=1)
+    hidden = np.maximum(x @ weights["fc1.w"].T + weights["fc1.b"], 0)
+    logits = hidden @ weights["fc2.w"].T + weights["fc2.b"]
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def test_the_numpy_network_computes_what_it_was_trained_as():
+    rng = np.random.default_rng(0)
+    weights = {"conv0.w": rng.normal(0, 0.3, (5, 6, 3, 3)), "conv0.b": rng.normal(0, 0.1, 5),
+               "conv1.w": rng.normal(0, 0.3, (7, 5, 3, 3)), "conv1.b": rng.normal(0, 0.1, 7),
+               "fc1.w": rng.normal(0, 0.3, (10, 7 * 2 * 3 + 2)), "fc1.b": rng.normal(0, 0.1, 10),
+               "fc2.w": rng.normal(0, 0.3, (4, 10)), "fc2.b": rng.normal(0, 0.1, 4)}
+    crops = rng.uniform([0, -40, -40], [100, 40, 40], (3, 8, 12, 3)).astype(np.float32)
+    scalars = rng.random((3, 2)).astype(np.float32)
+    got = StackNet(weights).probabilities(crops, scalars)
+    want = reference_chances(weights, network_input(crops), scalars)
+    assert np.allclose(got, want, atol=1e-5)
+    assert np.allclose(got.sum(axis=1), 1.0)
+
+
+def test_missing_weights_are_a_clear_error(tmp_path):
+    with pytest.raises(VisionError, match="tools/train_stack_net.py"):
+        StackNet.load(tmp_path / "stack_net.npz")
+
+
+def test_the_shipped_network_loads_with_its_calibration():
+    net = StackNet.shipped()
+    assert net.dense[-1][1].shape == (MAX_READ + 1,)
+    for kind in ("present", "height"):
+        chance, right = net.calibration[kind]
+        assert all(a <= b for a, b in zip(right, right[1:]))            # a higher chance is never worse
+        assert net.confidence(kind, 1.0) >= net.confidence(kind, 0.6)
+
+
+@pytest.fixture(scope="module")
+def scene_world():
+    scene = Scene(tiles={(0, 0): "white", (1, 0): "black", (0, 1): "black", (1, -1): "white"},
+                  stacks={(0, 0): ("black", "black", "black")}, tilt_deg=40, yaw_deg=20, edition="silver-red")
+    img, cam = render(scene)
+    profile = load_profile("silver-red")
+    image, colours, geo = locate_world(load_image(img), profile)
+    return scene, colours, geo, profile, first_tile_pass(colours, geo)[3].tiles
+
+
+def test_a_crop_puts_the_stack_base_at_its_fixed_place_and_the_stack_upright(scene_world):
+    scene, colours, geo, profile, tiles = scene_world
+    cells = sorted(set(tiles) | ring(tiles))
+    crops, scalars = stack_crops(colours, geo, profile, cells, tiles)
+    assert crops.shape == (len(cells), CROP_H, CROP_W, 3) and scalars.shape == (len(cells), CROP_SCALARS)
+    for cell, crop, numbers in zip(cells, crops, scalars):
+        base = geo.project([cell], 0.0 if cell in tiles else -profile.tile_thickness_mm)[0] * geo.scale
+        at_base = cv2.remap(colours.lab, np.float32([[base[0]]]), np.float32([[base[1]]]), cv2.INTER_LINEAR)[0, 0]
+        assert np.allclose(crop[BASE_Y, CROP_W // 2], at_base, atol=1.0)
+        assert numbers[0] == pytest.approx(geo.camera.tilt_deg / 60)
+        assert numbers[1] > 0                      # a disc of height rises up the crop
+        assert numbers[3] == (1.0 if cell in tiles else 0.0)
+
+
+def test_the_network_finds_a_rendered_stack():
+    reading = vision.analyze_photo(render(Scene(
+        tiles={(0, 0): "white", (1, 0): "black", (0, 1): "black", (1, -1): "white"},
+        stacks={(0, 0): ("black", "white")}, tilt_deg=30, yaw_deg=20, edition="silver-red"))[0], profile="silver-red")
+    assert len(reading.stacks.stacks) == 1
+    (st,) = reading.stacks.stacks.values()
+    assert st.top == "white"

@@ -1,0 +1,245 @@
+"""Train the stack network (vision/models/stack_net.npz) on rendered photos with exact truth.
+
+    /work/torchenv/bin/python tools/train_stack_net.py renders/train-seed31 [more folders] [--out-dir DIR]
+
+PyTorch is a developer-only tool, like the renderer's Blender: install it into its own virtualenv
+with tools/requirements-train.txt. For every photo of the folders the vision pipeline finds the
+World and reads its tiles a first time, as it would for a user; every cell read_stacks would
+measure is cut out as vision.stack_net.stack_crop does and labelled with the true height there
+(0: no stack), mapped through the true camera. Crops are cached beside each photo
+(NAME.crops.npz) and recut when stack_crop changes.
+
+A k-fold cross-validation grouped by photo prints how often the network finds the stacks and
+reads their heights, and gives the tables that turn its chances into how often such reads were
+right (stack_net.calibration.json); then it is trained on everything and its weights written,
+batch norms folded into the convolutions, for vision/stack_net.py to run in NumPy. Never train on
+sample_images/ or the held-out renders: they are how the pipeline is measured.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import inspect
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tools"))
+
+from train_cells import MIN_AGREEMENT, true_cell_of  # noqa: E402
+from vision.errors import VisionError  # noqa: E402
+from vision.forest import MODEL_DIR, calibration_table  # noqa: E402
+from vision.hexgrid import ring  # noqa: E402
+from vision.loading import load_image  # noqa: E402
+from vision.pipeline import first_tile_pass, locate_world  # noqa: E402
+from vision.profile import profile_from_json  # noqa: E402
+from vision.stack_net import CROP_H, CROP_SCALARS, CROP_W, network_input, stack_crop  # noqa: E402
+from vision.stacks import ACTIVITY_GATE, MAX_READ, edge_activity, stack_crops  # noqa: E402
+
+CHANNELS = (16, 32, 64, 64)
+HIDDEN = 96
+
+
+class StackNetTorch(nn.Module):
+    """vision.stack_net.StackNet's layers, with batch norms while training."""
+
+    def __init__(self):
+        super().__init__()
+        chans = (6,) + CHANNELS
+        self.convs = nn.ModuleList(nn.Conv2d(a, b, 3, padding=1) for a, b in zip(chans, chans[1:]))
+        self.bns = nn.ModuleList(nn.BatchNorm2d(b) for b in CHANNELS)
+        side = (CROP_H >> len(CHANNELS)) * (CROP_W >> len(CHANNELS))
+        self.fc1 = nn.Linear(CHANNELS[-1] * side + CROP_SCALARS, HIDDEN)
+        self.fc2 = nn.Linear(HIDDEN, MAX_READ + 1)
+        self.drop = nn.Dropout(0.3)
+
+    def forward(self, x, scalars):
+        for conv, bn in zip(self.convs, self.bns):
+            x = F.max_pool2d(F.relu(bn(conv(x))), 2)
+        x = torch.cat([x.flatten(1), scalars], 1)
+        return self.fc2(self.drop(F.relu(self.fc1(x))))
+
+    def numpy_weights(self) -> dict:
+        """The weights vision.stack_net.StackNet reads, each batch norm folded into its convolution."""
+        out = {}
+        with torch.no_grad():
+            for k, (conv, bn) in enumerate(zip(self.convs, self.bns)):
+                gain = bn.weight / torch.sqrt(bn.running_var + bn.eps)
+                out[f"conv{k}.w"] = (conv.weight * gain[:, None, None, None]).numpy()
+                out[f"conv{k}.b"] = ((conv.bias - bn.running_mean) * gain + bn.bias).numpy()
+            for j, fc in ((1, self.fc1), (2, self.fc2)):
+                out[f"fc{j}.w"], out[f"fc{j}.b"] = fc.weight.numpy().copy(), fc.bias.numpy().copy()
+        return out
+
+
+def crop_version() -> str:
+    return hashlib.sha256(inspect.getsource(stack_crop).encode()).hexdigest()[:16]
+
+
+def photo_crops(photo: Path, truth: dict) -> dict | None:
+    """{"crops", "scalars", "heights", "tilt"} of the cells read_stacks would measure, or None when
+    the World is not found (or found wrong: its read tiles disagree with the truth)."""
+    profile = profile_from_json(truth["profile"])
+    try:
+        image, colours, geo = locate_world(load_image(str(photo)), profile)
+    except VisionError:
+        return None
+    cells, edges, outline, first = first_tile_pass(colours, geo)
+    tiles = first.tiles
+    if not tiles:
+        return None
+    true_tiles = {(t["q"], t["r"]): t["colour"] for t in truth["position"]["tiles"]}
+    true_heights = {(s["q"], s["r"]): min(len(s["discs"]), MAX_READ) for s in truth["position"]["stacks"]}
+    stack_cells = sorted(set(tiles) | ring(tiles))
+    mapped = dict(zip(stack_cells, true_cell_of(truth, geo.project(stack_cells, 0.0))))
+    if np.mean([true_tiles.get(mapped[c]) == col for c, col in tiles.items()]) < MIN_AGREEMENT:
+        return None
+    activity = edge_activity(edges, geo, profile, stack_cells, tiles)
+    measured = [c for c, a in zip(stack_cells, activity) if a >= ACTIVITY_GATE]
+    crops, scalars = stack_crops(colours, geo, profile, measured, tiles)
+    return {"crops": crops.astype(np.float16), "scalars": scalars,
+            "heights": np.array([true_heights.get(mapped[c], 0) for c in measured], np.int64),
+            "tilt": geo.camera.tilt_deg}
+
+
+def folder_crops(folder: Path, version: str) -> list:
+    """[(photo name, crops)] of every usable photo of `folder` (photo_crops), cached."""
+    out = []
+    for truth_path in sorted(folder.glob("*.json")):
+        try:
+            truth = json.loads(truth_path.read_text())
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(truth, dict) or truth.get("format") != "exxit-sample/1":
+            continue
+        photo = truth_path.with_name(truth["image"])
+        cache = truth_path.with_name(f"{truth_path.stem}.crops.npz")
+        if cache.exists():
+            with np.load(cache) as data:
+                data = dict(data)
+            if str(data.pop("version")) == version:
+                if data.pop("usable"):
+                    out.append((photo.name, data))
+                continue
+        got = photo_crops(photo, truth)
+        if got is None:
+            np.savez(cache, version=version, usable=False)
+            print(f"  {photo.name}: World not found or wrong, skipped", flush=True)
+            continue
+        np.savez(cache, version=version, usable=True, **got)
+        out.append((photo.name, got))
+        print(f"  {photo.name}: {len(got['heights'])} cells, {int((got['heights'] > 0).sum())} stacks", flush=True)
+    return out
+
+
+def augmented(x: np.ndarray, scalars: np.ndarray, rng) -> tuple:
+    """A batch as another photo might show it: mirrored, lit brighter or dimmer, a pixel or two off."""
+    x, scalars = x.copy(), scalars.copy()
+    flip = rng.random(len(x)) < 0.5
+    x[flip] = x[flip][..., ::-1]
+    scalars[flip, 2] *= -1
+    gain = rng.uniform(0.85, 1.15, (len(x), 1, 1, 1)).astype(np.float32)
+    x[:, :1] = x[:, :1] * gain + rng.uniform(-0.1, 0.1, (len(x), 1, 1, 1)).astype(np.float32)
+    x[:, 3:4] *= gain
+    dy, dx = rng.integers(-2, 3, 2)
+    return np.ascontiguousarray(np.roll(x, (int(dy), int(dx)), axis=(2, 3))), scalars
+
+
+def train(x, scalars, heights, epochs: int, seed: int, batch=64, log=None) -> StackNetTorch:
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    net = StackNetTorch()
+    opt = torch.optim.AdamW(net.parameters(), 2e-3, weight_decay=1e-4)
+    steps = epochs * ((len(heights) + batch - 1) // batch)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(opt, 3e-3, total_steps=steps)
+    labels = torch.from_numpy(heights)
+    for epoch in range(epochs):
+        net.train()
+        t0, total = time.time(), 0.0
+        order = rng.permutation(len(heights))
+        for i in range(0, len(order), batch):
+            b = order[i:i + batch]
+            xb, sb = augmented(x[b], scalars[b], rng)
+            loss = F.cross_entropy(net(torch.from_numpy(xb), torch.from_numpy(sb)), labels[b])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            schedule.step()
+            total += loss.item() * len(b)
+        if log:
+            log(f"    epoch {epoch + 1}/{epochs}: loss {total / len(heights):.4f} ({time.time() - t0:.0f} s)")
+    return net.eval()
+
+
+def chances(net: StackNetTorch, x, scalars) -> np.ndarray:
+    with torch.no_grad():
+        return np.concatenate([torch.softmax(net(torch.from_numpy(x[i:i + 256]), torch.from_numpy(scalars[i:i + 256])), 1).numpy()
+                               for i in range(0, len(x), 256)])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folders", nargs="+", type=Path)
+    ap.add_argument("--out-dir", type=Path, default=MODEL_DIR)
+    ap.add_argument("--folds", type=int, default=3)
+    ap.add_argument("--epochs", type=int, default=25)
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args(argv)
+    for folder in args.folders:
+        if folder.resolve() == (REPO / "sample_images").resolve():
+            ap.error("sample_images/ measures the pipeline: train on other renders")
+    torch.set_num_threads(args.threads)
+    version = crop_version()
+    photos = []
+    for folder in args.folders:
+        print(f"{folder}:", flush=True)
+        photos += folder_crops(folder, version)
+    if len(photos) < args.folds:
+        sys.exit(f"train_stack_net: only {len(photos)} usable photos, need at least {args.folds}")
+    x = network_input(np.concatenate([p["crops"] for _, p in photos]).astype(np.float32))
+    scalars = np.concatenate([p["scalars"] for _, p in photos])
+    heights = np.concatenate([p["heights"] for _, p in photos])
+    tilt = np.concatenate([np.full(len(p["heights"]), float(p["tilt"])) for _, p in photos])
+    group = np.concatenate([np.full(len(p["heights"]), i) for i, (_, p) in enumerate(photos)])
+    print(f"{len(photos)} photos, {len(heights)} cells, heights 0..{MAX_READ}: "
+          f"{np.bincount(heights, minlength=MAX_READ + 1).tolist()}", flush=True)
+    fold = np.random.default_rng(0).permutation(len(photos))[group] % args.folds
+    p = np.zeros((len(heights), MAX_READ + 1))
+    for k in range(args.folds):
+        print(f"  fold {k + 1}/{args.folds}", flush=True)
+        net = train(x[fold != k], scalars[fold != k], heights[fold != k], args.epochs, seed=k)
+        p[fold == k] = chances(net, x[fold == k], scalars[fold == k])
+    present = p[:, 0] < 0.5
+    height = np.argmax(p[:, 1:], axis=1) + 1
+    stack = heights > 0
+    print(f"  {args.folds}-fold cross-validation, grouped by photo (a height is right only on a found stack):")
+    for name, sel in (("all", tilt >= 0), ("tilt 0-15", tilt < 15), ("tilt 15-35", (tilt >= 15) & (tilt < 35)),
+                      ("tilt 35-60", tilt >= 35)):
+        found = present & stack & sel
+        print(f"  {name:>10}: stacks {int((stack & sel).sum()):5d}  precision {found.sum() / max((present & sel).sum(), 1):.4f}"
+              f"  recall {found.sum() / max((stack & sel).sum(), 1):.4f}  height right {(height[found] == heights[found]).mean():.4f}")
+    share_height = np.take_along_axis(p, height[:, None], 1)[:, 0] / np.maximum(p[:, 1:].sum(axis=1), 1e-9)
+    calibration = {
+        "present": calibration_table(np.maximum(p[:, 0], 1 - p[:, 0]), (present == stack).astype(float)),
+        "height": calibration_table(share_height[stack & present], (height == heights)[stack & present].astype(float)),
+    }
+    print("  training on everything", flush=True)
+    net = train(x, scalars, heights, args.epochs, seed=args.folds, log=lambda m: print(m, flush=True))
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    out = args.out_dir / "stack_net.npz"
+    np.savez_compressed(out, **net.numpy_weights())
+    (args.out_dir / "stack_net.calibration.json").write_text(json.dumps(
+        {k: {"chance": [round(v, 4) for v in a], "right": [round(v, 4) for v in b]} for k, (a, b) in calibration.items()}) + "\n")
+    print(f"model -> {out} ({out.stat().st_size // 1024} KiB)")
+
+
+if __name__ == "__main__":
+    main()
