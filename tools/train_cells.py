@@ -121,7 +121,7 @@ def photo_samples(photo: Path, truth: dict, variant: str) -> dict | None:
 
 
 def folder_samples(folder: Path, version: str) -> list:
-    """[(photo name, samples)] of every usable photo of `folder` and variant (photo_samples), cached."""
+    """[(folder/photo name, samples)] of every usable photo of `folder` and variant (photo_samples), cached."""
     out = []
     for truth_path in sorted(folder.glob("*.json")):
         try:
@@ -137,7 +137,7 @@ def folder_samples(folder: Path, version: str) -> list:
                 data = dict(np.load(cache))
                 if str(data.pop("version")) == version:
                     if data.pop("usable"):
-                        out.append((photo.name, data))
+                        out.append((f"{folder.name}/{photo.name}", data))
                     continue
             got = photo_samples(photo, truth, variant)
             label = f"{photo.name}{' ' + variant if variant else ''}"
@@ -146,7 +146,7 @@ def folder_samples(folder: Path, version: str) -> list:
                 print(f"  {label}: World not found or wrong, skipped", flush=True)
                 continue
             np.savez(cache, version=version, usable=True, **got)
-            out.append((photo.name, got))
+            out.append((f"{folder.name}/{photo.name}", got))
             print(f"  {label}: {len(got['tile_y'])} cells, {int(got['tile_y'].sum())} tiles", flush=True)
     return out
 

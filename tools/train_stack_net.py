@@ -25,6 +25,7 @@ import sys
 import time
 from pathlib import Path
 
+import cv2
 import numpy as np
 import torch
 import torch.nn as nn
@@ -34,7 +35,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
-from train_cells import MIN_AGREEMENT, true_cell_of  # noqa: E402
+from train_cells import MIN_AGREEMENT, VARIANTS, true_cell_of, variant_of  # noqa: E402
 from vision.errors import VisionError  # noqa: E402
 from vision.forest import MODEL_DIR, calibration_table  # noqa: E402
 from vision.hexgrid import ring  # noqa: E402
@@ -84,12 +85,15 @@ def crop_version() -> str:
     return hashlib.sha256(inspect.getsource(stack_crop).encode()).hexdigest()[:16]
 
 
-def photo_crops(photo: Path, truth: dict) -> dict | None:
+def photo_crops(photo: Path, truth: dict, variant: str) -> dict | None:
     """{"crops", "scalars", "heights", "tilt"} of the cells read_stacks would measure, or None when
-    the World is not found (or found wrong: its read tiles disagree with the truth)."""
+    the World is not found (or found wrong: its read tiles disagree with the truth). A turned or
+    shrunk photo (`variant`, as tools/train_cells.py makes them) shows the stacks lit from another
+    side or at a coarser resolution: new examples, with the same truth."""
     profile = profile_from_json(truth["profile"])
+    bgr, original_pixels = variant_of(cv2.imread(str(photo), cv2.IMREAD_COLOR), variant)
     try:
-        image, colours, geo = locate_world(load_image(str(photo)), profile)
+        image, colours, geo = locate_world(load_image(bgr), profile)
     except VisionError:
         return None
     cells, edges, outline, first = first_tile_pass(colours, geo)
@@ -99,7 +103,7 @@ def photo_crops(photo: Path, truth: dict) -> dict | None:
     true_tiles = {(t["q"], t["r"]): t["colour"] for t in truth["position"]["tiles"]}
     true_heights = {(s["q"], s["r"]): min(len(s["discs"]), MAX_READ) for s in truth["position"]["stacks"]}
     stack_cells = sorted(set(tiles) | ring(tiles))
-    mapped = dict(zip(stack_cells, true_cell_of(truth, geo.project(stack_cells, 0.0))))
+    mapped = dict(zip(stack_cells, true_cell_of(truth, original_pixels(geo.project(stack_cells, 0.0)))))
     if np.mean([true_tiles.get(mapped[c]) == col for c, col in tiles.items()]) < MIN_AGREEMENT:
         return None
     activity = edge_activity(edges, geo, profile, stack_cells, tiles)
@@ -110,8 +114,8 @@ def photo_crops(photo: Path, truth: dict) -> dict | None:
             "tilt": geo.camera.tilt_deg}
 
 
-def folder_crops(folder: Path, version: str) -> list:
-    """[(photo name, crops)] of every usable photo of `folder` (photo_crops), cached."""
+def folder_crops(folder: Path, version: str, variants) -> list:
+    """[(folder/photo name, crops)] of every usable photo of `folder` and variant (photo_crops), cached."""
     out = []
     for truth_path in sorted(folder.glob("*.json")):
         try:
@@ -121,22 +125,24 @@ def folder_crops(folder: Path, version: str) -> list:
         if not isinstance(truth, dict) or truth.get("format") != "exxit-sample/1":
             continue
         photo = truth_path.with_name(truth["image"])
-        cache = truth_path.with_name(f"{truth_path.stem}.crops.npz")
-        if cache.exists():
-            with np.load(cache) as data:
-                data = dict(data)
-            if str(data.pop("version")) == version:
-                if data.pop("usable"):
-                    out.append((photo.name, data))
+        for variant in variants:
+            cache = truth_path.with_name(f"{truth_path.stem}.crops{'-' + variant if variant else ''}.npz")
+            if cache.exists():
+                with np.load(cache) as data:
+                    data = dict(data)
+                if str(data.pop("version")) == version:
+                    if data.pop("usable"):
+                        out.append((f"{folder.name}/{photo.name}", data))
+                    continue
+            got = photo_crops(photo, truth, variant)
+            label = f"{photo.name}{' ' + variant if variant else ''}"
+            if got is None:
+                np.savez(cache, version=version, usable=False)
+                print(f"  {label}: World not found or wrong, skipped", flush=True)
                 continue
-        got = photo_crops(photo, truth)
-        if got is None:
-            np.savez(cache, version=version, usable=False)
-            print(f"  {photo.name}: World not found or wrong, skipped", flush=True)
-            continue
-        np.savez(cache, version=version, usable=True, **got)
-        out.append((photo.name, got))
-        print(f"  {photo.name}: {len(got['heights'])} cells, {int((got['heights'] > 0).sum())} stacks", flush=True)
+            np.savez(cache, version=version, usable=True, **got)
+            out.append((f"{folder.name}/{photo.name}", got))
+            print(f"  {label}: {len(got['heights'])} cells, {int((got['heights'] > 0).sum())} stacks", flush=True)
     return out
 
 
@@ -192,26 +198,32 @@ def main(argv=None):
     ap.add_argument("--folds", type=int, default=3)
     ap.add_argument("--epochs", type=int, default=25)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--variants", default=",turn,small",
+                    help=f"comma-separated, of {sorted(VARIANTS)} ('' is the photo as it is)")
     args = ap.parse_args(argv)
     for folder in args.folders:
         if folder.resolve() == (REPO / "sample_images").resolve():
             ap.error("sample_images/ measures the pipeline: train on other renders")
+    args.variants = args.variants.split(",")
+    if set(args.variants) - set(VARIANTS):
+        ap.error(f"--variants: unknown {sorted(set(args.variants) - set(VARIANTS))}")
     torch.set_num_threads(args.threads)
     version = crop_version()
     photos = []
     for folder in args.folders:
         print(f"{folder}:", flush=True)
-        photos += folder_crops(folder, version)
-    if len(photos) < args.folds:
-        sys.exit(f"train_stack_net: only {len(photos)} usable photos, need at least {args.folds}")
+        photos += folder_crops(folder, version, args.variants)
+    index = {n: i for i, n in enumerate(dict.fromkeys(n for n, _ in photos))}   # a photo's variants: one group
+    if len(index) < args.folds:
+        sys.exit(f"train_stack_net: only {len(index)} usable photos, need at least {args.folds}")
     x = network_input(np.concatenate([p["crops"] for _, p in photos]).astype(np.float32))
     scalars = np.concatenate([p["scalars"] for _, p in photos])
     heights = np.concatenate([p["heights"] for _, p in photos])
     tilt = np.concatenate([np.full(len(p["heights"]), float(p["tilt"])) for _, p in photos])
-    group = np.concatenate([np.full(len(p["heights"]), i) for i, (_, p) in enumerate(photos)])
-    print(f"{len(photos)} photos, {len(heights)} cells, heights 0..{MAX_READ}: "
+    group = np.concatenate([np.full(len(p["heights"]), index[n]) for n, p in photos])
+    print(f"{len(index)} photos, {len(photos)} with their variants, {len(heights)} cells, heights 0..{MAX_READ}: "
           f"{np.bincount(heights, minlength=MAX_READ + 1).tolist()}", flush=True)
-    fold = np.random.default_rng(0).permutation(len(photos))[group] % args.folds
+    fold = np.random.default_rng(0).permutation(len(index))[group] % args.folds
     p = np.zeros((len(heights), MAX_READ + 1))
     for k in range(args.folds):
         print(f"  fold {k + 1}/{args.folds}", flush=True)
