@@ -198,8 +198,9 @@ def main(argv=None):
     ap.add_argument("--folds", type=int, default=3)
     ap.add_argument("--epochs", type=int, default=25)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--variants", default=",turn,small",
-                    help=f"comma-separated, of {sorted(VARIANTS)} ('' is the photo as it is)")
+    ap.add_argument("--variants", default="",
+                    help=f"comma-separated, of {sorted(VARIANTS)} ('' is the photo as it is; the shipped "
+                         "network was trained on the photos as they are, see BENCHMARKS.md)")
     args = ap.parse_args(argv)
     for folder in args.folders:
         if folder.resolve() == (REPO / "sample_images").resolve():
