@@ -108,7 +108,6 @@ class EdgeMap:
         self.norm = float(np.percentile(vals, 90)) if len(vals) else 1.0
         self.norm = max(self.norm, 1.0)
         self.h, self.w = mag.shape
-        self.light = np.ascontiguousarray(colours.lab[..., 0])
         self.strength = np.minimum(mag / self.norm, SATURATION).astype(np.float32)
 
     def support(self, pts: np.ndarray, normals: np.ndarray) -> np.ndarray:
