@@ -20,6 +20,7 @@ import argparse
 import hashlib
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
@@ -86,10 +87,27 @@ def variant_of(bgr: np.ndarray, variant: str):
     return bgr, original_pixels
 
 
-def photo_samples(photo: Path, truth: dict, variant: str) -> dict | None:
-    """The labelled tile evidence of one photo's cells ({"tile_X", "tile_y", "tilt"}), or None when the World is not found (or found wrong: its read tiles disagree with
-    the truth). A mirrored or turned photo (`variant`) shows another World, seen by another camera:
-    a new example for the classifiers, with the same truth once its pixels are turned back."""
+@dataclass
+class FirstRead:
+    """A training photo as the pipeline first reads it, beside its truth."""
+    profile: object
+    colours: object
+    geo: object
+    cells: list                 # the tile stage's candidate cells
+    edges: object
+    outline: object
+    first: object               # the first tile reading
+    stack_cells: list           # the cells the stack stage looks at: the read tiles and their ring
+    mapped: dict                # cell (of cells and stack_cells) -> the true lattice's cell under it
+    true_tiles: dict            # true cell -> colour
+    true_heights: dict          # true cell -> height (at most MAX_READ)
+
+
+def first_read(photo: Path, truth: dict, variant: str) -> FirstRead | None:
+    """The pipeline's first read of a photo (or its `variant`), its cells mapped to the true lattice
+    through the true camera; None when the World is not found (or found wrong: its read tiles
+    disagree with the truth). A mirrored, turned or shrunk photo shows another World, seen by
+    another camera: a new example, with the same truth once its pixels are turned back."""
     profile = profile_from_json(truth["profile"])
     bgr, original_pixels = variant_of(cv2.imread(str(photo), cv2.IMREAD_COLOR), variant)
     try:
@@ -108,20 +126,32 @@ def photo_samples(photo: Path, truth: dict, variant: str) -> dict | None:
     stack_cells = sorted(set(tiles) | ring(tiles))
     looked_at = sorted(set(cells) | set(stack_cells))
     mapped = dict(zip(looked_at, true_cell_of(truth, original_pixels(geo.project(looked_at, 0.0)))))
-    agree = np.mean([true_tiles.get(mapped[c]) == col for c, col in tiles.items()])
-    if agree < MIN_AGREEMENT:
+    if np.mean([true_tiles.get(mapped[c]) == col for c, col in tiles.items()]) < MIN_AGREEMENT:
         return None
-    hidden = np.zeros(colours.world_mask.shape, np.uint8)
-    stacked = {c: true_heights[mapped[c]] for c in stack_cells if mapped[c] in true_heights}
-    for _ in place_stacks(colours, geo, profile, stacked, tiles, edges, hidden):
+    return FirstRead(profile, colours, geo, cells, edges, outline, first, stack_cells, mapped, true_tiles,
+                     true_heights)
+
+
+def photo_samples(photo: Path, truth: dict, variant: str) -> dict | None:
+    """The labelled tile evidence of one photo's cells ({"tile_X", "tile_y", "tilt"}), or None when
+    the photo is of no use (first_read)."""
+    read = first_read(photo, truth, variant)
+    if read is None:
+        return None
+    mapped, tiles = read.mapped, read.first.tiles
+    hidden = np.zeros(read.colours.world_mask.shape, np.uint8)
+    stacked = {c: read.true_heights[mapped[c]] for c in read.stack_cells if mapped[c] in read.true_heights}
+    for _ in place_stacks(read.colours, read.geo, read.profile, stacked, tiles, read.edges, hidden):
         pass
-    tile_X = tile_evidence(colours, geo, cells, outline, hidden, first, set(stacked))[0]
-    tile_y = [int(mapped[c] in true_tiles) for c in cells]
-    return {"tile_X": tile_X, "tile_y": np.array(tile_y, np.int32), "tilt": geo.camera.tilt_deg}
+    tile_X = tile_evidence(read.colours, read.geo, read.cells, read.outline, hidden, read.first, set(stacked))[0]
+    tile_y = [int(mapped[c] in read.true_tiles) for c in read.cells]
+    return {"tile_X": tile_X, "tile_y": np.array(tile_y, np.int32), "tilt": read.geo.camera.tilt_deg}
 
 
-def folder_samples(folder: Path, version: str) -> list:
-    """[(folder/photo name, samples)] of every usable photo of `folder` and variant (photo_samples), cached."""
+def cached_samples(folder: Path, name: str, version: str, variants, make, describe) -> list:
+    """[(folder/photo name, samples)] of every usable photo of `folder` and variant: `make(photo,
+    truth, variant)` (None: of no use), cached beside the photo (PHOTO.NAME[-VARIANT].npz) and made
+    again when `version` changes; `describe(samples)` is printed for each one made."""
     out = []
     for truth_path in sorted(folder.glob("*.json")):
         try:
@@ -131,15 +161,16 @@ def folder_samples(folder: Path, version: str) -> list:
         if not isinstance(truth, dict) or truth.get("format") != "exxit-sample/1":
             continue
         photo = truth_path.with_name(truth["image"])
-        for variant in VARIANTS:
-            cache = truth_path.with_name(f"{truth_path.stem}.cells{'-' + variant if variant else ''}.npz")
+        for variant in variants:
+            cache = truth_path.with_name(f"{truth_path.stem}.{name}{'-' + variant if variant else ''}.npz")
             if cache.exists():
-                data = dict(np.load(cache))
+                with np.load(cache) as data:
+                    data = dict(data)
                 if str(data.pop("version")) == version:
                     if data.pop("usable"):
                         out.append((f"{folder.name}/{photo.name}", data))
                     continue
-            got = photo_samples(photo, truth, variant)
+            got = make(photo, truth, variant)
             label = f"{photo.name}{' ' + variant if variant else ''}"
             if got is None:
                 np.savez(cache, version=version, usable=False)
@@ -147,7 +178,7 @@ def folder_samples(folder: Path, version: str) -> list:
                 continue
             np.savez(cache, version=version, usable=True, **got)
             out.append((f"{folder.name}/{photo.name}", got))
-            print(f"  {label}: {len(got['tile_y'])} cells, {int(got['tile_y'].sum())} tiles", flush=True)
+            print(f"  {label}: {describe(got)}", flush=True)
     return out
 
 
@@ -189,7 +220,8 @@ def main(argv=None):
     photos = []
     for folder in args.folders:
         print(f"{folder}:", flush=True)
-        photos += folder_samples(folder, version)
+        photos += cached_samples(folder, "cells", version, VARIANTS, photo_samples,
+                                 lambda got: f"{len(got['tile_y'])} cells, {int(got['tile_y'].sum())} tiles")
     if len(photos) < args.folds:
         sys.exit(f"train_cells: only {len(photos)} usable photos, need at least {args.folds}")
     print(f"{len({n for n, _ in photos})} photos, {len(photos)} with their variants")

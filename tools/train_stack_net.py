@@ -25,7 +25,6 @@ import sys
 import time
 from pathlib import Path
 
-import cv2
 import numpy as np
 import torch
 import torch.nn as nn
@@ -35,13 +34,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
-from train_cells import MIN_AGREEMENT, VARIANTS, true_cell_of, variant_of  # noqa: E402
-from vision.errors import VisionError  # noqa: E402
+from train_cells import VARIANTS, cached_samples, first_read  # noqa: E402
 from vision.forest import MODEL_DIR, calibration_table  # noqa: E402
-from vision.hexgrid import ring  # noqa: E402
-from vision.loading import load_image  # noqa: E402
-from vision.pipeline import first_tile_pass, locate_world  # noqa: E402
-from vision.profile import profile_from_json  # noqa: E402
 from vision.stack_net import CROP_H, CROP_SCALARS, CROP_W, network_input, stack_crop  # noqa: E402
 from vision.stacks import ACTIVITY_GATE, MAX_READ, edge_activity, stack_crops  # noqa: E402
 
@@ -87,63 +81,18 @@ def crop_version() -> str:
 
 def photo_crops(photo: Path, truth: dict, variant: str) -> dict | None:
     """{"crops", "scalars", "heights", "tilt"} of the cells read_stacks would measure, or None when
-    the World is not found (or found wrong: its read tiles disagree with the truth). A turned or
-    shrunk photo (`variant`, as tools/train_cells.py makes them) shows the stacks lit from another
-    side or at a coarser resolution: new examples, with the same truth."""
-    profile = profile_from_json(truth["profile"])
-    bgr, original_pixels = variant_of(cv2.imread(str(photo), cv2.IMREAD_COLOR), variant)
-    try:
-        image, colours, geo = locate_world(load_image(bgr), profile)
-    except VisionError:
+    the photo is of no use (train_cells.first_read). A turned or shrunk photo (`variant`) shows the
+    stacks lit from another side or at a coarser resolution: new examples, with the same truth."""
+    read = first_read(photo, truth, variant)
+    if read is None:
         return None
-    cells, edges, outline, first = first_tile_pass(colours, geo)
-    tiles = first.tiles
-    if not tiles:
-        return None
-    true_tiles = {(t["q"], t["r"]): t["colour"] for t in truth["position"]["tiles"]}
-    true_heights = {(s["q"], s["r"]): min(len(s["discs"]), MAX_READ) for s in truth["position"]["stacks"]}
-    stack_cells = sorted(set(tiles) | ring(tiles))
-    mapped = dict(zip(stack_cells, true_cell_of(truth, original_pixels(geo.project(stack_cells, 0.0)))))
-    if np.mean([true_tiles.get(mapped[c]) == col for c, col in tiles.items()]) < MIN_AGREEMENT:
-        return None
-    activity = edge_activity(edges, geo, profile, stack_cells, tiles)
-    measured = [c for c, a in zip(stack_cells, activity) if a >= ACTIVITY_GATE]
-    crops, scalars = stack_crops(colours, geo, profile, measured, tiles)
+    tiles = read.first.tiles
+    activity = edge_activity(read.edges, read.geo, read.profile, read.stack_cells, tiles)
+    measured = [c for c, a in zip(read.stack_cells, activity) if a >= ACTIVITY_GATE]
+    crops, scalars = stack_crops(read.colours, read.geo, read.profile, measured, tiles)
     return {"crops": crops.astype(np.float16), "scalars": scalars,
-            "heights": np.array([true_heights.get(mapped[c], 0) for c in measured], np.int64),
-            "tilt": geo.camera.tilt_deg}
-
-
-def folder_crops(folder: Path, version: str, variants) -> list:
-    """[(folder/photo name, crops)] of every usable photo of `folder` and variant (photo_crops), cached."""
-    out = []
-    for truth_path in sorted(folder.glob("*.json")):
-        try:
-            truth = json.loads(truth_path.read_text())
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(truth, dict) or truth.get("format") != "exxit-sample/1":
-            continue
-        photo = truth_path.with_name(truth["image"])
-        for variant in variants:
-            cache = truth_path.with_name(f"{truth_path.stem}.crops{'-' + variant if variant else ''}.npz")
-            if cache.exists():
-                with np.load(cache) as data:
-                    data = dict(data)
-                if str(data.pop("version")) == version:
-                    if data.pop("usable"):
-                        out.append((f"{folder.name}/{photo.name}", data))
-                    continue
-            got = photo_crops(photo, truth, variant)
-            label = f"{photo.name}{' ' + variant if variant else ''}"
-            if got is None:
-                np.savez(cache, version=version, usable=False)
-                print(f"  {label}: World not found or wrong, skipped", flush=True)
-                continue
-            np.savez(cache, version=version, usable=True, **got)
-            out.append((f"{folder.name}/{photo.name}", got))
-            print(f"  {label}: {len(got['heights'])} cells, {int((got['heights'] > 0).sum())} stacks", flush=True)
-    return out
+            "heights": np.array([read.true_heights.get(read.mapped[c], 0) for c in measured], np.int64),
+            "tilt": read.geo.camera.tilt_deg}
 
 
 def augmented(x: np.ndarray, scalars: np.ndarray, rng) -> tuple:
@@ -213,11 +162,12 @@ def main(argv=None):
     photos = []
     for folder in args.folders:
         print(f"{folder}:", flush=True)
-        photos += folder_crops(folder, version, args.variants)
+        photos += cached_samples(folder, "crops", version, args.variants, photo_crops,
+                                 lambda got: f"{len(got['heights'])} cells, {int((got['heights'] > 0).sum())} stacks")
     index = {n: i for i, n in enumerate(dict.fromkeys(n for n, _ in photos))}   # a photo's variants: one group
     if len(index) < args.folds:
         sys.exit(f"train_stack_net: only {len(index)} usable photos, need at least {args.folds}")
-    x = network_input(np.concatenate([p["crops"] for _, p in photos]).astype(np.float32))
+    x = np.ascontiguousarray(network_input(np.concatenate([p["crops"] for _, p in photos])).transpose(0, 3, 1, 2))
     scalars = np.concatenate([p["scalars"] for _, p in photos])
     heights = np.concatenate([p["heights"] for _, p in photos])
     tilt = np.concatenate([np.full(len(p["heights"]), float(p["tilt"])) for _, p in photos])

@@ -53,13 +53,13 @@ def stack_crop(lab: np.ndarray, geo, profile, cell, base_mm: float, toward: np.n
 
 
 def network_input(crops: np.ndarray) -> np.ndarray:
-    """(N, 6, H, W) from Lab crops (N, H, W, 3): the colours as they are, and relative to the
+    """(N, H, W, 6) from Lab crops (N, H, W, 3): the colours as they are, and relative to the
     crop's median colour (the same stack under warmer or dimmer light)."""
     crops = np.asarray(crops, np.float32)
     median = np.median(crops.reshape(len(crops), -1, 3), axis=1)[:, None, None, :]
     absolute = (crops - np.array([50.0, 0.0, 0.0], np.float32)) / np.array([50.0, 40.0, 40.0], np.float32)
     relative = (crops - median) / 20.0
-    return np.ascontiguousarray(np.concatenate([absolute, relative], -1).transpose(0, 3, 1, 2))
+    return np.concatenate([absolute, relative], -1)
 
 
 class StackNet:
@@ -110,7 +110,7 @@ class StackNet:
         """(N, MAX_READ + 1) chances of no stack and of each height, for Lab crops (stack_crop)."""
         if not len(crops):
             return np.zeros((0, len(self.dense[-1][1])))
-        x = network_input(crops).transpose(0, 2, 3, 1)              # channels last: contiguous windows
+        x = network_input(crops)                                    # channels last: contiguous windows
         for w, b in self.convs:
             y = _conv3x3(x, w)
             y += b

@@ -11,7 +11,7 @@ from vision.pipeline import first_tile_pass, locate_world
 from vision.loading import load_image
 from vision.profile import load_profile
 from vision.stack_net import BASE_Y, CROP_H, CROP_SCALARS, CROP_W, StackNet, network_input
-from vision.stacks import MAX_READ, stack_crops
+from vision.stacks import MAX_READ, _base_height, stack_crops
 
 
 def reference_chances(weights, x, scalars):
@@ -46,7 +46,7 @@ def test_the_numpy_network_computes_what_it_was_trained_as():
     crops = rng.uniform([0, -40, -40], [100, 40, 40], (3, 8, 12, 3)).astype(np.float32)
     scalars = rng.random((3, 2)).astype(np.float32)
     got = StackNet(weights).probabilities(crops, scalars)
-    want = reference_chances(weights, network_input(crops), scalars)
+    want = reference_chances(weights, network_input(crops).transpose(0, 3, 1, 2), scalars)
     assert np.allclose(got, want, atol=1e-5)
     assert np.allclose(got.sum(axis=1), 1.0)
 
@@ -81,7 +81,7 @@ def test_a_crop_puts_the_stack_base_at_its_fixed_place_and_the_stack_upright(sce
     crops, scalars = stack_crops(colours, geo, profile, cells, tiles)
     assert crops.shape == (len(cells), CROP_H, CROP_W, 3) and scalars.shape == (len(cells), CROP_SCALARS)
     for cell, crop, numbers in zip(cells, crops, scalars):
-        base = geo.project([cell], 0.0 if cell in tiles else -profile.tile_thickness_mm)[0] * geo.scale
+        base = geo.project([cell], _base_height(profile, cell in tiles))[0] * geo.scale
         at_base = cv2.remap(colours.lab, np.float32([[base[0]]]), np.float32([[base[1]]]), cv2.INTER_LINEAR)[0, 0]
         assert np.allclose(crop[BASE_Y, CROP_W // 2], at_base, atol=1.0)
         assert numbers[0] == pytest.approx(geo.camera.tilt_deg / 60)
