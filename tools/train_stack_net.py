@@ -22,58 +22,21 @@ import hashlib
 import inspect
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
+from convnet_torch import ConvNetTorch, chances, train  # noqa: E402
 from train_cells import VARIANTS, cached_samples, first_read  # noqa: E402
-from vision.forest import MODEL_DIR, calibration_table  # noqa: E402
+from vision.convnet import MODEL_DIR  # noqa: E402
+from vision.forest import calibration_table  # noqa: E402
 from vision.stack_net import CROP_H, CROP_SCALARS, CROP_W, network_input, stack_crop  # noqa: E402
 from vision.stacks import ACTIVITY_GATE, MAX_READ, edge_activity, stack_crops  # noqa: E402
-
-CHANNELS = (16, 32, 64, 64)
-HIDDEN = 96
-
-
-class StackNetTorch(nn.Module):
-    """vision.stack_net.StackNet's layers, with batch norms while training."""
-
-    def __init__(self):
-        super().__init__()
-        chans = (6,) + CHANNELS
-        self.convs = nn.ModuleList(nn.Conv2d(a, b, 3, padding=1) for a, b in zip(chans, chans[1:]))
-        self.bns = nn.ModuleList(nn.BatchNorm2d(b) for b in CHANNELS)
-        side = (CROP_H >> len(CHANNELS)) * (CROP_W >> len(CHANNELS))
-        self.fc1 = nn.Linear(CHANNELS[-1] * side + CROP_SCALARS, HIDDEN)
-        self.fc2 = nn.Linear(HIDDEN, MAX_READ + 1)
-        self.drop = nn.Dropout(0.3)
-
-    def forward(self, x, scalars):
-        for conv, bn in zip(self.convs, self.bns):
-            x = F.max_pool2d(F.relu(bn(conv(x))), 2)
-        x = torch.cat([x.flatten(1), scalars], 1)
-        return self.fc2(self.drop(F.relu(self.fc1(x))))
-
-    def numpy_weights(self) -> dict:
-        """The weights vision.stack_net.StackNet reads, each batch norm folded into its convolution."""
-        out = {}
-        with torch.no_grad():
-            for k, (conv, bn) in enumerate(zip(self.convs, self.bns)):
-                gain = bn.weight / torch.sqrt(bn.running_var + bn.eps)
-                out[f"conv{k}.w"] = (conv.weight * gain[:, None, None, None]).numpy()
-                out[f"conv{k}.b"] = ((conv.bias - bn.running_mean) * gain + bn.bias).numpy()
-            for j, fc in ((1, self.fc1), (2, self.fc2)):
-                out[f"fc{j}.w"], out[f"fc{j}.b"] = fc.weight.numpy().copy(), fc.bias.numpy().copy()
-        return out
-
 
 def crop_version() -> str:
     return hashlib.sha256(inspect.getsource(stack_crop).encode()).hexdigest()[:16]
@@ -108,36 +71,8 @@ def augmented(x: np.ndarray, scalars: np.ndarray, rng) -> tuple:
     return np.ascontiguousarray(np.roll(x, (int(dy), int(dx)), axis=(2, 3))), scalars
 
 
-def train(x, scalars, heights, epochs: int, seed: int, batch=64, log=None) -> StackNetTorch:
-    torch.manual_seed(seed)
-    rng = np.random.default_rng(seed)
-    net = StackNetTorch()
-    opt = torch.optim.AdamW(net.parameters(), 2e-3, weight_decay=1e-4)
-    steps = epochs * ((len(heights) + batch - 1) // batch)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(opt, 3e-3, total_steps=steps)
-    labels = torch.from_numpy(heights)
-    for epoch in range(epochs):
-        net.train()
-        t0, total = time.time(), 0.0
-        order = rng.permutation(len(heights))
-        for i in range(0, len(order), batch):
-            b = order[i:i + batch]
-            xb, sb = augmented(x[b], scalars[b], rng)
-            loss = F.cross_entropy(net(torch.from_numpy(xb), torch.from_numpy(sb)), labels[b])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            schedule.step()
-            total += loss.item() * len(b)
-        if log:
-            log(f"    epoch {epoch + 1}/{epochs}: loss {total / len(heights):.4f} ({time.time() - t0:.0f} s)")
-    return net.eval()
-
-
-def chances(net: StackNetTorch, x, scalars) -> np.ndarray:
-    with torch.no_grad():
-        return np.concatenate([torch.softmax(net(torch.from_numpy(x[i:i + 256]), torch.from_numpy(scalars[i:i + 256])), 1).numpy()
-                               for i in range(0, len(x), 256)])
+def stack_net() -> ConvNetTorch:
+    return ConvNetTorch(6, CROP_H, CROP_W, CROP_SCALARS, MAX_READ + 1)
 
 
 def main(argv=None):
@@ -178,7 +113,8 @@ def main(argv=None):
     p = np.zeros((len(heights), MAX_READ + 1))
     for k in range(args.folds):
         print(f"  fold {k + 1}/{args.folds}", flush=True)
-        net = train(x[fold != k], scalars[fold != k], heights[fold != k], args.epochs, seed=k)
+        net = train(stack_net, x[fold != k], scalars[fold != k], heights[fold != k], args.epochs, seed=k,
+                    augment=augmented)
         p[fold == k] = chances(net, x[fold == k], scalars[fold == k])
     present = p[:, 0] < 0.5
     height = np.argmax(p[:, 1:], axis=1) + 1
@@ -195,7 +131,8 @@ def main(argv=None):
         "height": calibration_table(share_height[stack & present], (height == heights)[stack & present].astype(float)),
     }
     print("  training on everything", flush=True)
-    net = train(x, scalars, heights, args.epochs, seed=args.folds, log=lambda m: print(m, flush=True))
+    net = train(stack_net, x, scalars, heights, args.epochs, seed=args.folds, augment=augmented,
+                log=lambda m: print(m, flush=True))
     args.out_dir.mkdir(parents=True, exist_ok=True)
     out = args.out_dir / "stack_net.npz"
     np.savez_compressed(out, **net.numpy_weights())

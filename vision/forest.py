@@ -14,9 +14,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from .convnet import MODEL_DIR
 from .errors import VisionError
-
-MODEL_DIR = Path(__file__).with_name("models")
 
 
 class Forest:

@@ -8,19 +8,13 @@ network trained on a few thousand rendered stacks needs. It returns the chances 
 each height 1..MAX_READ, from which read_stacks decides.
 
 The weights (vision/models/stack_net.npz) are trained by tools/train_stack_net.py with PyTorch, a
-developer-only tool; here the network runs in NumPy (3x3 convolutions as matrix products).
+developer-only tool; here the network runs in NumPy (vision/convnet.py).
 """
 from __future__ import annotations
-
-import functools
-import json
-from pathlib import Path
 
 import cv2
 import numpy as np
 
-from .errors import VisionError
-from .forest import MODEL_DIR
 
 CROP_W, CROP_H = 64, 80           # pixels of a crop
 DISC_PX = 32                      # a disc's diameter in the crop
@@ -60,78 +54,3 @@ def network_input(crops: np.ndarray) -> np.ndarray:
     absolute = (crops - np.array([50.0, 0.0, 0.0], np.float32)) / np.array([50.0, 40.0, 40.0], np.float32)
     relative = (crops - median) / 20.0
     return np.concatenate([absolute, relative], -1)
-
-
-class StackNet:
-    """Convolutions (3x3, ReLU, 2x2 max-pool) then two dense layers; batch norms folded in."""
-
-    def __init__(self, weights: dict, calibration: dict | None = None):
-        self.calibration = calibration or {}   # kind -> ([chance...], [share of such reads right...])
-        self.convs = []
-        k = 0
-        while f"conv{k}.w" in weights:
-            w = np.asarray(weights[f"conv{k}.w"], np.float32)           # (out, in, 3, 3)
-            self.convs.append((w.transpose(2, 3, 1, 0).reshape(-1, len(w)).copy(),   # rows: (dy, dx, in)
-                               np.asarray(weights[f"conv{k}.b"], np.float32)))
-            k += 1
-        self.dense = [(np.asarray(weights[f"fc{j}.w"], np.float32).T.copy(), np.asarray(weights[f"fc{j}.b"], np.float32))
-                      for j in (1, 2)]
-        if not self.convs:
-            raise VisionError("stack network weights hold no convolution")
-
-    @classmethod
-    @functools.cache
-    def shipped(cls) -> "StackNet":
-        return cls.load(MODEL_DIR / "stack_net.npz")
-
-    @classmethod
-    def load(cls, path) -> "StackNet":
-        """The network of weights `path` (.npz) and, beside it, its calibration (.calibration.json)."""
-        path = Path(path)
-        if not path.is_file():
-            raise VisionError(f"stack network missing: {path} (train it with tools/train_stack_net.py)")
-        with np.load(path) as data:
-            weights = dict(data)
-        table = path.with_name(path.name.split(".")[0] + ".calibration.json")
-        calibration = None
-        if table.is_file():
-            calibration = {kind: (t["chance"], t["right"]) for kind, t in json.loads(table.read_text()).items()}
-        return cls(weights, calibration)
-
-    def confidence(self, kind: str, chance):
-        """How often a read of this chance was right in cross-validation; `kind`: "present" (the
-        chance that a stack is there or not, whichever is read) or "height" (the read height's
-        chance among the heights). The chance itself when the network has no such table."""
-        if kind not in self.calibration:
-            return chance
-        return np.interp(chance, *self.calibration[kind])
-
-    def probabilities(self, crops: np.ndarray, scalars: np.ndarray) -> np.ndarray:
-        """(N, MAX_READ + 1) chances of no stack and of each height, for Lab crops (stack_crop)."""
-        if not len(crops):
-            return np.zeros((0, len(self.dense[-1][1])))
-        x = network_input(crops)                                    # channels last: contiguous windows
-        for w, b in self.convs:
-            y = _conv3x3(x, w)
-            y += b
-            x = _max_pool(np.maximum(y, 0.0, out=y))
-        x = np.concatenate([x.transpose(0, 3, 1, 2).reshape(len(x), -1), np.asarray(scalars, np.float32)], axis=1)
-        (w1, b1), (w2, b2) = self.dense
-        logits = np.maximum(x @ w1 + b1, 0.0) @ w2 + b2
-        logits -= logits.max(axis=1, keepdims=True)
-        p = np.exp(logits)
-        return p / p.sum(axis=1, keepdims=True)
-
-
-def _conv3x3(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """(N, H, W, O): x (N, H, W, C) convolved (zero padding 1) with w (9*C, O, rows by dy, dx, C)
-    as one matrix product."""
-    n, h, wd, c = x.shape
-    padded = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
-    cols = np.concatenate([padded[:, dy:dy + h, dx:dx + wd] for dy in range(3) for dx in range(3)], axis=-1)
-    return (cols.reshape(n * h * wd, 9 * c) @ w).reshape(n, h, wd, -1)
-
-
-def _max_pool(x: np.ndarray) -> np.ndarray:
-    n, h, w, c = x.shape
-    return x[:, :h // 2 * 2, :w // 2 * 2].reshape(n, h // 2, 2, w // 2, 2, c).max(axis=(2, 4))

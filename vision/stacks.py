@@ -17,10 +17,11 @@ import cv2
 import numpy as np
 
 from .colours import BLACK, LAB_WEIGHTS, TABLE, WHITE, ColourModel
+from .convnet import ConvNet
 from .geometry import WorldGeometry
 from .hexgrid import cells_to_plane
 from .profile import SetProfile
-from .stack_net import CROP_H, CROP_SCALARS, CROP_W, StackNet, stack_crop
+from .stack_net import CROP_H, CROP_SCALARS, CROP_W, network_input, stack_crop
 
 MAX_READ = 8                     # tallest stack read (RULES.md §14: 6,500 random games never passed 7)
 MAX_HEIGHT = MAX_READ + 1        # scored up to here: the top rim's step needs the height above
@@ -291,11 +292,12 @@ def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
     height; a cell whose chance of a stack is over one half holds its likeliest height. The
     confidences are how often such reads were right when the network was cross-validated."""
     edges = edges or EdgeMap(colours)
-    net = StackNet.shipped()
+    net = ConvNet.shipped("stack_net")
     cells = list(cells)
     activity = edge_activity(edges, geo, profile, cells, tiles) if cells else []
     measured = [c for c, a in zip(cells, activity) if a >= ACTIVITY_GATE]
-    chances = dict(zip(measured, net.probabilities(*stack_crops(colours, geo, profile, measured, tiles))))
+    crops, scalars = stack_crops(colours, geo, profile, measured, tiles)
+    chances = dict(zip(measured, net.probabilities(network_input(crops), scalars)))
     heights = {c: int(np.argmax(p[1:]) + 1) for c, p in chances.items() if p[0] < 0.5}
     reading = StackReading(hidden=np.zeros(colours.world_mask.shape, np.uint8))
     for cell, shift in place_stacks(colours, geo, profile, heights, tiles, edges, reading.hidden):

@@ -10,7 +10,8 @@ from vision.hexgrid import ring
 from vision.pipeline import first_tile_pass, locate_world
 from vision.loading import load_image
 from vision.profile import load_profile
-from vision.stack_net import BASE_Y, CROP_H, CROP_SCALARS, CROP_W, StackNet, network_input
+from vision.convnet import ConvNet
+from vision.stack_net import BASE_Y, CROP_H, CROP_SCALARS, CROP_W, network_input
 from vision.stacks import MAX_READ, _base_height, stack_crops
 
 
@@ -45,7 +46,7 @@ def test_the_numpy_network_computes_what_it_was_trained_as():
                "fc2.w": rng.normal(0, 0.3, (4, 10)), "fc2.b": rng.normal(0, 0.1, 4)}
     crops = rng.uniform([0, -40, -40], [100, 40, 40], (3, 8, 12, 3)).astype(np.float32)
     scalars = rng.random((3, 2)).astype(np.float32)
-    got = StackNet(weights).probabilities(crops, scalars)
+    got = ConvNet(weights).probabilities(network_input(crops), scalars)
     want = reference_chances(weights, network_input(crops).transpose(0, 3, 1, 2), scalars)
     assert np.allclose(got, want, atol=1e-5)
     assert np.allclose(got.sum(axis=1), 1.0)
@@ -53,11 +54,11 @@ def test_the_numpy_network_computes_what_it_was_trained_as():
 
 def test_missing_weights_are_a_clear_error(tmp_path):
     with pytest.raises(VisionError, match="tools/train_stack_net.py"):
-        StackNet.load(tmp_path / "stack_net.npz")
+        ConvNet.load(tmp_path / "stack_net.npz")
 
 
 def test_the_shipped_network_loads_with_its_calibration():
-    net = StackNet.shipped()
+    net = ConvNet.shipped("stack_net")
     assert net.dense[-1][1].shape == (MAX_READ + 1,)
     for kind in ("present", "height"):
         chance, right = net.calibration[kind]

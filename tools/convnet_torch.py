@@ -1,0 +1,88 @@
+"""vision.convnet.ConvNet's layers in PyTorch, with batch norms while training, and the training
+loop the stack and tile networks share (tools/train_stack_net.py, tools/train_tile_net.py).
+PyTorch is a developer-only tool: tools/requirements-train.txt."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ConvNetTorch(nn.Module):
+    """3x3 convolutions (batch norm, ReLU, 2x2 max-pool), a dense layer fed also with `scalars`
+    numbers, and `outputs` classes."""
+
+    def __init__(self, in_channels: int, height: int, width: int, scalars: int, outputs: int,
+                 channels=(16, 32, 64, 64), hidden=96):
+        super().__init__()
+        chans = (in_channels,) + tuple(channels)
+        self.convs = nn.ModuleList(nn.Conv2d(a, b, 3, padding=1) for a, b in zip(chans, chans[1:]))
+        self.bns = nn.ModuleList(nn.BatchNorm2d(b) for b in channels)
+        side = (height >> len(channels)) * (width >> len(channels))
+        self.fc1 = nn.Linear(channels[-1] * side + scalars, hidden)
+        self.fc2 = nn.Linear(hidden, outputs)
+        self.drop = nn.Dropout(0.3)
+
+    def forward(self, x, scalars):
+        for conv, bn in zip(self.convs, self.bns):
+            x = F.max_pool2d(F.relu(bn(conv(x))), 2)
+        x = torch.cat([x.flatten(1), scalars], 1)
+        return self.fc2(self.drop(F.relu(self.fc1(x))))
+
+    def numpy_weights(self, scalar_mean=None, scalar_scale=None) -> dict:
+        """The weights vision.convnet.ConvNet reads, each batch norm folded into its convolution;
+        a standardisation of the scalars the network was trained on ((s - mean) / scale) folded
+        into the dense layer, so that it takes them as they are."""
+        out = {}
+        with torch.no_grad():
+            for k, (conv, bn) in enumerate(zip(self.convs, self.bns)):
+                gain = bn.weight / torch.sqrt(bn.running_var + bn.eps)
+                out[f"conv{k}.w"] = (conv.weight * gain[:, None, None, None]).numpy()
+                out[f"conv{k}.b"] = ((conv.bias - bn.running_mean) * gain + bn.bias).numpy()
+            for j, fc in ((1, self.fc1), (2, self.fc2)):
+                out[f"fc{j}.w"], out[f"fc{j}.b"] = fc.weight.numpy().copy(), fc.bias.numpy().copy()
+        if scalar_mean is not None:
+            n = len(scalar_mean)
+            w = out["fc1.w"]
+            tail = w[:, -n:] / np.asarray(scalar_scale, np.float32)
+            out["fc1.b"] = out["fc1.b"] - tail @ np.asarray(scalar_mean, np.float32)
+            out["fc1.w"] = np.concatenate([w[:, :-n], tail], axis=1)
+        return out
+
+
+def train(make_net, x, scalars, labels, epochs: int, seed: int, augment, batch=64, log=None) -> nn.Module:
+    """A network (`make_net()`) fitted to pictures x (N, C, H, W), their numbers and labels, each
+    batch as `augment(x, scalars, rng)` shows it; AdamW with a one-cycle learning rate."""
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    net = make_net()
+    opt = torch.optim.AdamW(net.parameters(), 2e-3, weight_decay=1e-4)
+    steps = epochs * ((len(labels) + batch - 1) // batch)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(opt, 3e-3, total_steps=steps)
+    target = torch.from_numpy(np.asarray(labels, np.int64))
+    for epoch in range(epochs):
+        net.train()
+        t0, total = time.time(), 0.0
+        order = rng.permutation(len(labels))
+        for i in range(0, len(order), batch):
+            b = order[i:i + batch]
+            xb, sb = augment(x[b], scalars[b], rng)
+            loss = F.cross_entropy(net(torch.from_numpy(xb), torch.from_numpy(sb)), target[b])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            schedule.step()
+            total += loss.item() * len(b)
+        if log:
+            log(f"    epoch {epoch + 1}/{epochs}: loss {total / len(labels):.4f} ({time.time() - t0:.0f} s)")
+    return net.eval()
+
+
+def chances(net: nn.Module, x, scalars) -> np.ndarray:
+    """(N, outputs) softmax chances of a trained network."""
+    with torch.no_grad():
+        return np.concatenate([torch.softmax(net(torch.from_numpy(np.asarray(x[i:i + 256], np.float32)), torch.from_numpy(scalars[i:i + 256])), 1).numpy()
+                               for i in range(0, len(x), 256)])
