@@ -12,7 +12,7 @@ measure is cut out as vision.stack_net.stack_crop does and labelled with the tru
 A k-fold cross-validation grouped by photo prints how often the network finds the stacks and
 reads their heights, and gives the tables that turn its chances into how often such reads were
 right (stack_net.calibration.json); then it is trained on everything and its weights written,
-batch norms folded into the convolutions, for vision/stack_net.py to run in NumPy. Never train on
+batch norms folded into the convolutions, for vision/convnet.py to run in NumPy. Never train on
 sample_images/ or the held-out renders: they are how the pipeline is measured.
 """
 from __future__ import annotations
@@ -32,9 +32,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
 from convnet_torch import ConvNetTorch, chances, train  # noqa: E402
-from train_cells import VARIANTS, cached_samples, first_read  # noqa: E402
-from vision.convnet import MODEL_DIR  # noqa: E402
-from vision.forest import calibration_table  # noqa: E402
+from training_photos import VARIANTS, cached_samples, first_read, refuse_measuring_sets  # noqa: E402
+from vision.convnet import MODEL_DIR, calibration_table  # noqa: E402
 from vision.stack_net import CROP_H, CROP_SCALARS, CROP_W, network_input, stack_crop  # noqa: E402
 from vision.stacks import ACTIVITY_GATE, MAX_READ, edge_activity, stack_crops  # noqa: E402
 
@@ -44,7 +43,7 @@ def crop_version() -> str:
 
 def photo_crops(photo: Path, truth: dict, variant: str) -> dict | None:
     """{"crops", "scalars", "heights", "tilt"} of the cells read_stacks would measure, or None when
-    the photo is of no use (train_cells.first_read). A turned or shrunk photo (`variant`) shows the
+    the photo is of no use (training_photos.first_read). A turned or shrunk photo (`variant`) shows the
     stacks lit from another side or at a coarser resolution: new examples, with the same truth."""
     read = first_read(photo, truth, variant)
     if read is None:
@@ -86,9 +85,7 @@ def main(argv=None):
                     help=f"comma-separated, of {sorted(VARIANTS)} ('' is the photo as it is; the shipped "
                          "network was trained on the photos as they are, see BENCHMARKS.md)")
     args = ap.parse_args(argv)
-    for folder in args.folders:
-        if folder.resolve() == (REPO / "sample_images").resolve():
-            ap.error("sample_images/ measures the pipeline: train on other renders")
+    refuse_measuring_sets(ap, args.folders)
     args.variants = args.variants.split(",")
     if set(args.variants) - set(VARIANTS):
         ap.error(f"--variants: unknown {sorted(set(args.variants) - set(VARIANTS))}")

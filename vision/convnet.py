@@ -84,6 +84,23 @@ class ConvNet:
         return p / p.sum(axis=1, keepdims=True)
 
 
+def calibration_table(share: np.ndarray, right: np.ndarray, bins=10, min_reads=20) -> tuple:
+    """(chances, share right): the accuracy of reads in equal-width bins of their chance (`share`,
+    bins of under `min_reads` reads join the next), made non-decreasing (a higher chance never
+    means a lower accuracy); what a training tool writes as a network's calibration table."""
+    edges = np.linspace(share.min(), 1.0, bins + 1)
+    which = np.clip(np.searchsorted(edges, share, side="right") - 1, 0, bins - 1)
+    x, y, pending = [], [], np.zeros(len(share), bool)
+    for b in range(bins):
+        pending |= which == b
+        if pending.sum() >= min_reads or (b == bins - 1 and pending.any()):
+            x.append(float(share[pending].mean()))
+            y.append(float(right[pending].mean()))
+            pending[:] = False
+    y = np.maximum.accumulate(np.array(y)).tolist()
+    return [0.0] + x + [1.0], [0.0] + y + [y[-1]]
+
+
 def _conv3x3(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     """(N, H, W, O): x (N, H, W, C) convolved (zero padding 1) with w (9*C, O, rows by dy, dx, C)
     as one matrix product."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from .colours import BLACK, LAB_WEIGHTS, TABLE, WHITE, ColourModel
+from .colours import BLACK, TABLE, WHITE, ColourModel
 from .convnet import ConvNet
 from .geometry import WorldGeometry
 from .hexgrid import cells_to_plane

@@ -1,7 +1,7 @@
 """Stage 3: every cell of the World and its perimeter: white tile, black tile or no tile.
 
 A first reading (read_tiles, hand-set rules) comes before the stacks, which need to know where
-the tiles are; the final one (classify_tiles, a forest trained on renders, vision/forest.py)
+the tiles are; the final one (classify_tiles, a network trained on renders, vision/tile_net.py)
 comes after them, when the cells their silhouettes hide are known."""
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ import cv2
 import numpy as np
 
 from .colours import LAB_WEIGHTS, ColourClass, ColourModel
-from .forest import Forest
+from .convnet import ConvNet
 from .geometry import WorldGeometry, _apply
 from .hexgrid import cells_to_plane, hexagon, neighbours, plane_to_cells, ring
+from .tile_net import tile_input
 
 CONFIDENT = 0.8                  # calibrated: tile reads at or above it were right over 99% of the time
 OUTLINE_RANK = 1
@@ -262,15 +263,16 @@ def tile_evidence(colours: ColourModel, geo: WorldGeometry, cells, outline: np.n
 
 def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndarray, hidden: np.ndarray,
                    first: TileReading, stacked: set) -> TileReading:
-    """The final reading of each cell once the stacks are known: the tile classifier weighs its
-    evidence (tile_evidence) into the chance of a tile; a tile's colour is the nearer of the two
-    tile colour clusters (relearnt from these tiles)."""
+    """The final reading of each cell once the stacks are known: the tile network weighs the
+    cell's picture (vision.tile_net.tile_input) and its evidence (tile_evidence) into the chance
+    of a tile; a tile's colour is the nearer of the two tile colour clusters (relearnt from these
+    tiles)."""
     cells = list(cells)
-    classifier = Forest.shipped("tiles", 2)
+    net = ConvNet.shipped("tile_net")
     features, medians, votes, visible = tile_evidence(colours, geo, cells, outline, hidden, first, stacked)
-    p_tile = classifier.probabilities(features)[:, 1]
+    p_tile = net.probabilities(tile_input(colours, geo, cells, hidden), features)[:, 1]
     is_tile = p_tile > 0.5
-    conf = classifier.confidence(np.maximum(p_tile, 1 - p_tile))
+    conf = net.confidence("tile", np.maximum(p_tile, 1 - p_tile))
     roles = _tile_roles(colours, medians, is_tile)
     return _reading(cells, is_tile, conf, roles, votes, visible)
 

@@ -12,7 +12,7 @@ from vision.loading import load_image
 from vision.profile import load_profile
 from vision.convnet import ConvNet
 from vision.stack_net import BASE_Y, CROP_H, CROP_SCALARS, CROP_W, network_input
-from vision.stacks import MAX_READ, _base_height, stack_crops
+from vision.stacks import _base_height, stack_crops
 
 
 def reference_chances(weights, x, scalars):
@@ -55,15 +55,6 @@ def test_the_numpy_network_computes_what_it_was_trained_as():
 def test_missing_weights_are_a_clear_error(tmp_path):
     with pytest.raises(VisionError, match="tools/train_stack_net.py"):
         ConvNet.load(tmp_path / "stack_net.npz")
-
-
-def test_the_shipped_network_loads_with_its_calibration():
-    net = ConvNet.shipped("stack_net")
-    assert net.dense[-1][1].shape == (MAX_READ + 1,)
-    for kind in ("present", "height"):
-        chance, right = net.calibration[kind]
-        assert all(a <= b for a, b in zip(right, right[1:]))            # a higher chance is never worse
-        assert net.confidence(kind, 1.0) >= net.confidence(kind, 0.6)
 
 
 @pytest.fixture(scope="module")

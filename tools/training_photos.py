@@ -1,22 +1,15 @@
-"""Train the tile classifier (vision/models/tiles.yml.gz) on rendered photos with exact truth.
+"""The training photos as the vision pipeline reads them, for the tools that train its networks
+(tools/train_tile_net.py, tools/train_stack_net.py).
 
-    .venv/bin/python tools/train_cells.py renders/train-seed31 [more folders] [--out-dir DIR]
-
-For every photo of the folders (NAME.jpg + NAME.json written by tools/render) the vision pipeline
-finds the World and reads its tiles a first time as it would for a user; every cell the tile stage
-looks at is then mapped to the true lattice through the true camera. With the true stacks placed
-(vision.stacks.place_stacks) hiding what they hide, each cell's tile evidence
-(vision.tiles.tile_evidence) is labelled with whether a tile lies there. Evidence is cached beside
-each photo (NAME.cells.npz) and recomputed when the stack or tile stage changes.
-
-Prints the classifier's accuracy in a 5-fold cross-validation grouped by photo, then trains on
-everything and writes the model. The stacks are read by a network trained with
-tools/train_stack_net.py. Never train on sample_images/ or the held-out renders: they are how the
-pipeline is measured.
+A folder of rendered photos (NAME.jpg + NAME.json written by tools/render) holds exact truth: for
+every photo the pipeline finds the World and reads its tiles a first time, as it would for a user
+(first_read); every cell it looks at is then mapped to the true lattice through the true camera.
+What a trainer learns from a photo is cached beside it (cached_samples) and made again when the
+code that makes it changes. Never train on sample_images/ or the held-out renders: they are how
+the pipeline is measured (refuse_measuring_sets).
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
@@ -34,17 +27,26 @@ from vision.hexgrid import plane_to_cells, ring  # noqa: E402
 from vision.loading import load_image  # noqa: E402
 from vision.pipeline import first_tile_pass, locate_world  # noqa: E402
 from vision.profile import profile_from_json  # noqa: E402
-from vision.forest import MODEL_DIR, Forest, calibration_table  # noqa: E402
 from vision.stacks import MAX_READ, place_stacks  # noqa: E402
+from vision.tile_net import tile_input  # noqa: E402
 from vision.tiles import tile_evidence  # noqa: E402
 
 MIN_AGREEMENT = 0.8           # share of read tiles that must land on true tiles of their colour
+MEASURING_SETS = ("sample_images", "renders/holdout-seed7")
 
 
-def code_version() -> str:
-    """A digest of the stages that make the evidence (the geometry only moves it slightly)."""
+def refuse_measuring_sets(ap, folders) -> None:
+    """Stop (argparse's error) if any of `folders` is a set the pipeline is measured on."""
+    for folder in folders:
+        if any(Path(folder).resolve() == (REPO / m).resolve() for m in MEASURING_SETS):
+            ap.error(f"{folder} measures the pipeline: train on other renders")
+
+
+def tile_version() -> str:
+    """A digest of the stages that make a cell's tile samples (the geometry only moves them
+    slightly)."""
     h = hashlib.sha256()
-    for name in ("stacks.py", "tiles.py"):
+    for name in ("stacks.py", "tiles.py", "tile_net.py"):
         h.update((REPO / "vision" / name).read_bytes())
     return h.hexdigest()[:16]
 
@@ -132,9 +134,11 @@ def first_read(photo: Path, truth: dict, variant: str) -> FirstRead | None:
                      true_heights)
 
 
-def photo_samples(photo: Path, truth: dict, variant: str) -> dict | None:
-    """The labelled tile evidence of one photo's cells ({"tile_X", "tile_y", "tilt"}), or None when
-    the photo is of no use (first_read)."""
+def tile_samples(photo: Path, truth: dict, variant: str) -> dict | None:
+    """What the tile network learns from one photo's cells, with the true stacks hiding what they
+    hide: {"tile_X": evidence (vision.tiles.tile_evidence), "tile_crops": pictures
+    (vision.tile_net.tile_input), "tile_y": whether a tile lies there, "tilt"}; None when the photo
+    is of no use (first_read)."""
     read = first_read(photo, truth, variant)
     if read is None:
         return None
@@ -145,7 +149,8 @@ def photo_samples(photo: Path, truth: dict, variant: str) -> dict | None:
         pass
     tile_X = tile_evidence(read.colours, read.geo, read.cells, read.outline, hidden, read.first, set(stacked))[0]
     tile_y = [int(mapped[c] in read.true_tiles) for c in read.cells]
-    return {"tile_X": tile_X, "tile_y": np.array(tile_y, np.int32), "tilt": read.geo.camera.tilt_deg}
+    return {"tile_X": tile_X, "tile_y": np.array(tile_y, np.int32), "tilt": read.geo.camera.tilt_deg,
+            "tile_crops": tile_input(read.colours, read.geo, read.cells, hidden).astype(np.float16)}
 
 
 def cached_samples(folder: Path, name: str, version: str, variants, make, describe) -> list:
@@ -180,81 +185,3 @@ def cached_samples(folder: Path, name: str, version: str, variants, make, descri
             out.append((f"{folder.name}/{photo.name}", got))
             print(f"  {label}: {describe(got)}", flush=True)
     return out
-
-
-def cross_validate(X, y, group, classes, folds, trees):
-    """(predicted class, its vote share) of each sample by a forest trained without its photo's fold."""
-    fold = np.random.default_rng(0).permutation(group.max() + 1)[group] % folds
-    pred, share = np.zeros_like(y), np.zeros(len(y))
-    for k in range(folds):
-        model = Forest.train(X[fold != k], y[fold != k], classes, trees=trees)
-        p = model.probabilities(X[fold == k])
-        pred[fold == k] = decide(p)
-        share[fold == k] = p.max(axis=1)
-    return pred, share
-
-
-def decide(p: np.ndarray) -> np.ndarray:
-    """The likeliest class of each row of chances (the rule classify_tiles follows)."""
-    return np.argmax(p, axis=1)
-
-
-def report(name: str, truth: np.ndarray, pred: np.ndarray) -> str:
-    found = (pred > 0) & (truth > 0)
-    precision = found.sum() / max((pred > 0).sum(), 1)
-    recall = found.sum() / max((truth > 0).sum(), 1)
-    return f"{name:>14}: tiles {int((truth > 0).sum()):5d}  precision {precision:.4f}  recall {recall:.4f}"
-
-
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("folders", nargs="+", type=Path)
-    ap.add_argument("--out-dir", type=Path, default=MODEL_DIR)
-    ap.add_argument("--folds", type=int, default=5)
-    ap.add_argument("--trees", type=int, default=100)
-    args = ap.parse_args(argv)
-    for folder in args.folders:
-        if folder.resolve() == (REPO / "sample_images").resolve():
-            ap.error("sample_images/ measures the pipeline: train on other renders")
-    version = code_version()
-    photos = []
-    for folder in args.folders:
-        print(f"{folder}:", flush=True)
-        photos += cached_samples(folder, "cells", version, VARIANTS, photo_samples,
-                                 lambda got: f"{len(got['tile_y'])} cells, {int(got['tile_y'].sum())} tiles")
-    if len(photos) < args.folds:
-        sys.exit(f"train_cells: only {len(photos)} usable photos, need at least {args.folds}")
-    print(f"{len({n for n, _ in photos})} photos, {len(photos)} with their variants")
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    index = {n: i for i, n in enumerate(dict.fromkeys(n for n, _ in photos))}   # variants: one group
-
-    def gather(kind):
-        X = np.concatenate([p[f"{kind}_X"] for _, p in photos])
-        y = np.concatenate([p[f"{kind}_y"] for _, p in photos])
-        group = np.concatenate([np.full(len(p[f"{kind}_y"]), index[n]) for n, p in photos])
-        tilt = np.concatenate([np.full(len(p[f"{kind}_y"]), float(p["tilt"])) for _, p in photos])
-        return X, y, group, tilt
-
-    X_tiles, y_tiles, group_tiles, tilt_tiles = gather("tile")
-    print(f"tiles: {len(y_tiles)} cells, {int(y_tiles.sum())} tiles")
-    tiles, tile_share = cross_validate(X_tiles, y_tiles, group_tiles, 2, args.folds, args.trees)
-    show(tiles, y_tiles, tilt_tiles, args.folds)
-    # the model's confidence is how often reads of its vote share were right in cross-validation
-    out = args.out_dir / "tiles.yml.gz"
-    model = Forest.train(X_tiles, y_tiles, 2, trees=args.trees)
-    model.calibration = calibration_table(tile_share, (tiles == y_tiles).astype(float))
-    model.save(out)
-    table = ", ".join(f"{a:.2f}->{b:.2f}" for a, b in zip(*model.calibration))
-    print(f"model -> {out} ({out.stat().st_size // 1024} KiB); vote share -> right: {table}")
-
-
-def show(pred, y, tilt, folds):
-    print(f"  {folds}-fold cross-validation, grouped by photo:")
-    print(report("all", y, pred))
-    for lo, hi in ((0, 15), (15, 35), (35, 90)):
-        sel = (tilt >= lo) & (tilt < hi)
-        print(report(f"tilt {lo}-{min(hi, 60)}", y[sel], pred[sel]))
-
-
-if __name__ == "__main__":
-    main()

@@ -1,4 +1,5 @@
-"""tools/train_cells.py labels each read cell through the true camera: check that mapping."""
+"""tools/training_photos.py labels each read cell through the true camera: check that mapping."""
+import argparse
 import importlib.util
 import json
 import sys
@@ -8,10 +9,10 @@ import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("train_cells", REPO / "tools" / "train_cells.py")
-train_cells = importlib.util.module_from_spec(spec)
-sys.modules[spec.name] = train_cells          # as an import would (its dataclass looks itself up there)
-spec.loader.exec_module(train_cells)
+spec = importlib.util.spec_from_file_location("training_photos", REPO / "tools" / "training_photos.py")
+training_photos = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = training_photos      # as an import would (its dataclass looks itself up there)
+spec.loader.exec_module(training_photos)
 
 TRUTHS = sorted((REPO / "sample_images").glob("s0[0-3]*.json"))[:6]
 
@@ -21,7 +22,7 @@ def test_true_cells_come_back_from_their_pixels(path):
     truth = json.loads(path.read_text())
     cells = [(c["q"], c["r"]) for c in truth["pixels"]["cells"]]
     pixels = np.array([c["pixel"] for c in truth["pixels"]["cells"]])
-    assert train_cells.true_cell_of(truth, pixels) == cells
+    assert training_photos.true_cell_of(truth, pixels) == cells
 
 
 def test_a_pixel_between_two_cells_goes_to_the_nearer():
@@ -31,27 +32,30 @@ def test_a_pixel_between_two_cells_goes_to_the_nearer():
     b = (a[0] + 1, a[1])
     near_a = cells[a] * 0.6 + cells[b] * 0.4
     near_b = cells[a] * 0.4 + cells[b] * 0.6
-    assert train_cells.true_cell_of(truth, np.array([near_a, near_b])) == [a, b]
+    assert training_photos.true_cell_of(truth, np.array([near_a, near_b])) == [a, b]
 
 
-def test_training_on_the_measuring_set_is_refused(capsys):
+@pytest.mark.parametrize("folder", ["sample_images", "renders/holdout-seed7"])
+def test_training_on_a_measuring_set_is_refused(capsys, folder):
+    ap = argparse.ArgumentParser()
     with pytest.raises(SystemExit):
-        train_cells.main([str(REPO / "sample_images")])
+        training_photos.refuse_measuring_sets(ap, [REPO / "renders/train-seed31", REPO / folder])
     assert "train on other renders" in capsys.readouterr().err
+    training_photos.refuse_measuring_sets(ap, [REPO / "renders/train-seed31"])     # others are fine
 
 
-@pytest.mark.parametrize("variant", list(train_cells.VARIANTS))
+@pytest.mark.parametrize("variant", list(training_photos.VARIANTS))
 def test_pixels_of_a_variant_go_back_to_the_photo(variant):
     photo = np.zeros((120, 160, 3), np.uint8)
     spots = [(20, 30), (131, 88), (75, 10)]
     for x, y in spots:
         photo[y - 2:y + 3, x - 2:x + 3] = 255
-    image, to_photo = train_cells.variant_of(photo, variant)
+    image, to_photo = training_photos.variant_of(photo, variant)
     for x, y in spots:
         mask = np.zeros(photo.shape[:2], np.uint8)
         mask[y - 2:y + 3, x - 2:x + 3] = 255
-        moved = train_cells.variant_of(np.dstack([mask] * 3), variant)[0][..., 0].astype(float)
+        moved = training_photos.variant_of(np.dstack([mask] * 3), variant)[0][..., 0].astype(float)
         ys, xs = np.nonzero(moved > 60)
         centre = np.array([[np.average(xs, weights=moved[ys, xs]), np.average(ys, weights=moved[ys, xs])]])
         assert np.allclose(to_photo(centre)[0], (x, y), atol=0.6)
-    assert image.shape[0] == round(120 * train_cells.VARIANTS[variant][1])
+    assert image.shape[0] == round(120 * training_photos.VARIANTS[variant][1])

@@ -1,0 +1,56 @@
+"""The calibration tables of the shipped networks (vision/convnet.py) and the robust edge mean."""
+import numpy as np
+import pytest
+
+from vision.convnet import ConvNet, calibration_table
+from vision.stacks import robust_mean
+
+
+def test_robust_mean_drops_hidden_points_and_the_weakest_eighth():
+    rng = np.random.default_rng(3)
+    data = rng.random((5, 7, 24))
+    data[rng.random(data.shape) < 0.3] = np.nan
+    got = robust_mean(data, 6)
+    for idx in np.ndindex(*data.shape[:-1]):
+        vals = np.sort(data[idx][~np.isnan(data[idx])])
+        want = vals[len(vals) // 8:].mean() if len(vals) >= 6 else 0.0
+        assert got[idx] == pytest.approx(want)
+    assert robust_mean(np.array([np.nan] * 10 + [1.0] * 3), 6) == 0.0      # too few visible points
+
+
+def _tiny_weights():
+    rng = np.random.default_rng(0)
+    return {"conv0.w": rng.normal(0, 0.3, (2, 1, 3, 3)), "conv0.b": np.zeros(2),
+            "fc1.w": rng.normal(0, 0.3, (3, 2 + 1)), "fc1.b": np.zeros(3),
+            "fc2.w": rng.normal(0, 0.3, (2, 3)), "fc2.b": np.zeros(2)}
+
+
+def test_confidence_is_how_often_such_reads_were_right(tmp_path):
+    rng = np.random.default_rng(5)
+    chance = rng.uniform(0.5, 1.0, 4000)
+    right = rng.random(4000) < chance ** 3                  # true accuracy chance**3, below the chance
+    table = calibration_table(chance, right.astype(float))
+    assert all(a <= b for a, b in zip(table[1], table[1][1:]))          # never decreasing
+    np.savez(tmp_path / "toy_net.npz", **_tiny_weights())
+    (tmp_path / "toy_net.calibration.json").write_text(
+        '{"tile": {"chance": %s, "right": %s}}' % (list(table[0]), list(table[1])))
+    net = ConvNet.load(tmp_path / "toy_net.npz")
+    for c in (0.6, 0.8, 0.95):
+        assert net.confidence("tile", c) == pytest.approx(c ** 3, abs=0.06)
+    assert net.confidence("height", 0.7) == 0.7             # no such table: the chance itself
+    assert ConvNet(_tiny_weights()).confidence("tile", 0.7) == 0.7
+
+
+def test_a_missing_network_names_its_training_tool(tmp_path):
+    from vision.errors import VisionError
+    with pytest.raises(VisionError, match="tools/train_tile_net.py"):
+        ConvNet.load(tmp_path / "tile_net.npz")
+
+
+@pytest.mark.parametrize("name, tables", [("stack_net", {"present", "height"}), ("tile_net", {"tile"})])
+def test_the_shipped_networks_load_with_their_tables(name, tables):
+    net = ConvNet.shipped(name)
+    assert set(net.calibration) == tables
+    for kind in tables:
+        chance, right = net.calibration[kind]
+        assert all(a <= b for a, b in zip(right, right[1:]))
