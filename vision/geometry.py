@@ -760,7 +760,7 @@ def _icp(M1, seg, affine: bool, iters: int, loose: int = 2):
             Hn = None if A is None else np.vstack([A, [0, 0, 1]])
         else:
             Hn, _ = cv2.findHomography(src, dst, cv2.RANSAC, 0.08)
-        if Hn is None:
+        if Hn is None or np.linalg.matrix_rank(Hn) < 3:     # too few distinct points: degenerate
             return None
         M1 = Hn
     return M1

@@ -60,3 +60,13 @@ def test_debug_drawing_shows_segments_and_lattice():
     loaded, geo = _fit(img)
     out = geo.draw(loaded.work)
     assert out.shape == loaded.work.shape and np.any(out != loaded.work)
+
+
+def test_a_degenerate_refit_is_no_lattice_not_a_crash(monkeypatch):
+    # edge points that pin down too little make RANSAC return a singular homography
+    import vision.geometry as geometry
+    seg = np.array([[x, 0.0, x, 0.3] for x in np.arange(0.0, 6.0, 0.5)])       # on lattice edge lines
+    M1 = np.eye(3)
+    monkeypatch.setattr(geometry.cv2, "findHomography",
+                        lambda src, dst, *a: (np.array([[1.0, 2.0, 0.0], [2.0, 4.0, 0.0], [0.0, 0.0, 1.0]]), None))
+    assert geometry._icp(M1, seg, affine=False, iters=1) is None
