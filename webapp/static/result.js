@@ -8,7 +8,6 @@
   const SIDES = ["white", "black"];
   const NAME = {white: "White", black: "Black"};
   const LETTER = {white: "W", black: "B"};
-  const LOW_CONFIDENCE = 0.8;   // vision flags reads under it as uncertain (vision/stacks.py, tiles.py)
   const HEX = 30;                 // diagram hex radius in SVG units
   const MAX_HEIGHT = 16;
 
@@ -171,17 +170,15 @@
     return cells;
   }
 
-  const isLow = (item) => item && item.confidence !== undefined && item.confidence !== null &&
-    item.confidence < LOW_CONFIDENCE;
-
-  // Cells vision flagged (uncertain, impossible): marked until the user corrects them.
-  const SUSPECT_CODES = ["uncertain-tiles", "uncertain-stacks", "stack-too-tall", "isolated-stack",
-    "world-disconnected"];
-  const suspects = new Set((record.reading.warnings || [])
-    .filter((w) => w && SUSPECT_CODES.includes(w.code))
+  // Cells vision flagged (its warnings name the reads under its confidence threshold and the
+  // impossible ones): marked until the user corrects them.
+  const cellsNamed = (codes) => new Set((record.reading.warnings || [])
+    .filter((w) => w && codes.includes(w.code))
     .flatMap((w) => (w.cells || []).map((c) => key(c[0], c[1]))));
-  const doubtfulCell = (k, model) => isLow(model.tiles.get(k)) || (suspects.has(k) && !model.stacks.has(k));
-  const doubtfulStack = (k, stack) => isLow(stack) || suspects.has(k);
+  const tileSuspects = cellsNamed(["uncertain-tiles", "world-disconnected"]);
+  const stackSuspects = cellsNamed(["uncertain-stacks", "stack-too-tall", "isolated-stack"]);
+  const doubtfulCell = (k) => tileSuspects.has(k);
+  const doubtfulStack = (k) => stackSuspects.has(k);
 
   function markDoubt(layer, pts, centre, size) {
     el("polygon", {points: points(pts), class: "low-confidence"}, layer);
@@ -264,7 +261,7 @@
           class: disc ? `chip disc-${disc}` : "chip disc-unknown"}, group);
       });
     }
-    if (options.confidence && doubtfulStack(k, stack)) {
+    if (options.confidence && doubtfulStack(k)) {
       el("circle", {cx: x, cy: y, r: 0.68 * s, class: "low-confidence"}, group);
       el("text", {x: x - 0.62 * s, y: y - 0.5 * s, "font-size": 0.45 * s, class: "low-mark"}, group, "?");
     }
@@ -328,7 +325,7 @@
         (typeof tile.confidence === "number" ? `, read with confidence ${tile.confidence.toFixed(2)}` : "") :
         `${k}: no tile`);
       if (tile && tile.colour === "black") el("polygon", {points: pts, fill: "url(#hatch)", class: "hatch"}, tilesLayer);
-      if (options.confidence && doubtfulCell(k, model)) markDoubt(tilesLayer, hex, geo.centre(q, r), HEX);
+      if (options.confidence && doubtfulCell(k)) markDoubt(tilesLayer, hex, geo.centre(q, r), HEX);
     }
     drawIslands(el("g", {class: "islands"}, svg), geo, analysis, model.stacks);
     const stacksLayer = el("g", {class: "stacks"}, svg);
@@ -399,7 +396,7 @@
         el("text", {x: c[0], y: c[1], "font-size": 0.5 * s, "text-anchor": "middle", "dominant-baseline": "central",
           class: `photo-letter photo-letter-${tile.colour}`}, tilesLayer, LETTER[tile.colour]);
       }
-      if (doubtfulCell(k, model)) markDoubt(tilesLayer, pts, c, s);
+      if (doubtfulCell(k)) markDoubt(tilesLayer, pts, c, s);
     }
     const analysis = state.analysis || NO_ANSWER;
     drawIslands(el("g", {class: "islands photo-islands"}, svg), geo, analysis, model.stacks);
@@ -548,8 +545,8 @@
   function renderWarnings() {
     const list = $("warnings");
     list.textContent = "";
-    const lowTiles = [...editableCells(state.model)].filter((k) => doubtfulCell(k, state.model)).length;
-    const lowStacks = [...state.model.stacks].filter(([k, stack]) => doubtfulStack(k, stack)).length;
+    const lowTiles = [...editableCells(state.model)].filter(doubtfulCell).length;
+    const lowStacks = [...state.model.stacks.keys()].filter(doubtfulStack).length;
     if (lowTiles || lowStacks) {
       html("li", {}, list, `Unsure: ${lowTiles} cell${lowTiles === 1 ? "" : "s"} and ${lowStacks} ` +
         `stack${lowStacks === 1 ? "" : "s"} (marked ?). Check them and tap to correct.`);
@@ -577,7 +574,8 @@
     change(state.model);
     const tile = state.model.tiles.get(k);
     const stack = state.model.stacks.get(k);
-    suspects.delete(k);
+    tileSuspects.delete(k);
+    stackSuspects.delete(k);
     if (tile) delete tile.confidence;
     if (stack) delete stack.confidence;
     delete state.model.rest.reserves;
