@@ -61,16 +61,16 @@ def client(app):
     return app.test_client()
 
 
-def store_example(app, position=None):
+def store_example(app, position=None, warnings=()):
     """Store an analysis of the example position, or of another position on its tiles, as if
-    vision had read it; return its id."""
+    vision had read it (with its `warnings`); return its id."""
     position = position or example_position()
     image, centre = drawn_photo(EXAMPLE_TILES)
     cells = {f"{q},{r}": list(centre(q, r)) for q in range(-5, 6) for r in range(-5, 6)}
     overlay = {"width": image.width, "height": image.height, "cells": cells,
                "tops": {f"{st['q']},{st['r']}": list(centre(st["q"], st["r"]))
                         for st in position["stacks"]}}
-    reading = dict(position, image={}, warnings=[])
+    reading = dict(position, image={}, warnings=list(warnings))
     with app.app_context():
         return db.insert_analysis("test", jpeg_bytes(image), reading, overlay, position)
 

@@ -231,6 +231,22 @@ def test_two_taps_fix_a_stack_and_a_tile(page, live_server, stored):
     screenshot(page, "correction")
 
 
+def test_doubtful_reads_are_marked_until_corrected(page, live_server, server_app):
+    record = store_example(server_app, warnings=[
+        {"code": "uncertain-stacks", "cells": [[0, 0]], "message": "1 stack read with low confidence"},
+        {"code": "uncertain-tiles", "cells": [[2, 0], [3, 0]], "message": "2 cells read with low confidence"}])
+    page.goto(f"{live_server}/a/{record}")
+    page.wait_for_selector("body[data-ready='1']")
+    assert "Unsure: 2 cells and 1 stack" in page.inner_text("#warnings")
+    assert page.locator("#diagram .stack[data-cell='0,0'] .low-confidence").count() == 1
+    assert page.locator("#diagram .low-confidence").count() == 3     # the stack, the tile, the empty cell
+    page.locator("#diagram .stack[data-cell='0,0']").click()
+    page.locator("#editor [data-disc='1']").click()
+    page.wait_for_selector("body[data-updates='1']")
+    assert "Unsure: 2 cells and 0 stacks" in page.inner_text("#warnings")
+    assert page.locator("#diagram .low-confidence").count() == 2
+
+
 def test_an_impossible_reading_is_corrected_on_its_page(page, live_server, server_app):
     """A stack read one disc too tall makes 9 White discs: the page says why the position cannot
     occur, tells what to do, and answers once the stack is lowered."""
