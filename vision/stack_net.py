@@ -50,6 +50,8 @@ def network_input(crops: np.ndarray) -> np.ndarray:
     """(N, H, W, 6) from Lab crops (N, H, W, 3): the colours as they are, and relative to the
     crop's median colour (the same stack under warmer or dimmer light)."""
     crops = np.asarray(crops, np.float32)
+    if not len(crops):
+        return np.zeros(crops.shape[:3] + (6,), np.float32)
     median = np.median(crops.reshape(len(crops), -1, 3), axis=1)[:, None, None, :]
     absolute = (crops - np.array([50.0, 0.0, 0.0], np.float32)) / np.array([50.0, 40.0, 40.0], np.float32)
     relative = (crops - median) / 20.0

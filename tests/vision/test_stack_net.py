@@ -12,7 +12,7 @@ from vision.loading import load_image
 from vision.profile import load_profile
 from vision.convnet import ConvNet
 from vision.stack_net import BASE_Y, CROP_H, CROP_SCALARS, CROP_W, network_input
-from vision.stacks import _base_height, stack_crops
+from vision.stacks import _base_height, read_stacks, stack_crops
 
 
 def reference_chances(weights, x, scalars):
@@ -88,3 +88,10 @@ def test_the_network_finds_a_rendered_stack():
     assert len(reading.stacks.stacks) == 1
     (st,) = reading.stacks.stacks.values()
     assert st.top == "white"
+
+
+def test_no_cell_to_measure_is_no_stack(scene_world):
+    scene, colours, geo, profile, tiles = scene_world
+    assert read_stacks(colours, geo, profile, [], tiles).stacks == {}
+    far = [(40, 40), (41, 40)]                       # bare table far from the World: under the gate
+    assert read_stacks(colours, geo, profile, far, tiles).stacks == {}
