@@ -41,3 +41,14 @@ def test_a_top_of_a_red_and_silver_set_is_told_by_its_hue(top, role):
 @pytest.mark.parametrize("top, role", [((70.0, 0.0, 1.0), "white"), ((40.0, 0.0, 1.0), "black")])
 def test_a_top_of_a_black_and_white_set_is_told_by_its_lightness(top, role):
     assert _classify_points(colours_showing(top, WHITE, BLACK), POINTS)[0] == role
+
+
+def test_glare_on_half_a_black_top_leaves_it_black_and_a_white_top_stays_white():
+    glare, rim_shade = (90.0, 0.0, 1.0), (45.0, 0.0, 1.0)
+    colours = colours_showing(BLACK, WHITE, BLACK)
+    colours.lab[:, :10] = glare                         # the left half of the image shines
+    half_lit = np.array([[x, 5.0] for x in (2.0, 4.0, 6.0, 8.0, 11.0, 13.0, 15.0, 17.0)])
+    assert _classify_points(colours, half_lit)[0] == "black"
+    colours = colours_showing(WHITE, WHITE, BLACK)
+    colours.lab[:, 16:] = rim_shade                     # a shaded sliver of a white top
+    assert _classify_points(colours, half_lit)[0] == "white"
