@@ -78,6 +78,9 @@ class ConvNet:
             x = _max_pool(np.maximum(y, 0.0, out=y))
         x = np.concatenate([x.transpose(0, 3, 1, 2).reshape(len(x), -1), np.asarray(scalars, np.float32)], axis=1)
         (w1, b1), (w2, b2) = self.dense
+        if x.shape[1] != len(w1):
+            raise VisionError(f"the network's dense layer takes {len(w1)} numbers, the pictures and scalars give "
+                              f"{x.shape[1]}: its weights do not fit this vision code, retrain it")
         logits = np.maximum(x @ w1 + b1, 0.0) @ w2 + b2
         logits -= logits.max(axis=1, keepdims=True)
         p = np.exp(logits)

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from vision.convnet import ConvNet, calibration_table
+from vision.errors import VisionError
 from vision.stacks import robust_mean
 
 
@@ -42,7 +43,6 @@ def test_confidence_is_how_often_such_reads_were_right(tmp_path):
 
 
 def test_a_missing_network_names_its_training_tool(tmp_path):
-    from vision.errors import VisionError
     with pytest.raises(VisionError, match="tools/train_tile_net.py"):
         ConvNet.load(tmp_path / "tile_net.npz")
 
@@ -54,3 +54,11 @@ def test_the_shipped_networks_load_with_their_tables(name, tables):
     for kind in tables:
         chance, right = net.calibration[kind]
         assert all(a <= b for a, b in zip(right, right[1:]))
+
+
+def test_weights_that_do_not_fit_the_input_are_a_clear_error():
+    net = ConvNet(_tiny_weights())
+    x = np.zeros((2, 4, 4, 1), np.float32)                  # a 2x2 pooled picture: 2 channels x 4 + 1
+    with pytest.raises(VisionError, match="retrain it"):
+        net.probabilities(x, np.zeros((2, 1), np.float32))
+    assert net.probabilities(np.zeros((2, 2, 2, 1), np.float32), np.zeros((2, 1), np.float32)).shape == (2, 2)
