@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
 from convnet_torch import ConvNetTorch, chances, train  # noqa: E402
-from training_photos import VARIANTS, cached_samples, first_read, refuse_measuring_sets  # noqa: E402
+from training_photos import VARIANTS, cached_samples, first_read, parse_variants, refuse_measuring_sets  # noqa: E402
 from vision.convnet import MODEL_DIR, calibration_table  # noqa: E402
 from vision.stack_net import CROP_H, CROP_SCALARS, CROP_W, network_input, stack_crop  # noqa: E402
 from vision.stacks import ACTIVITY_GATE, MAX_READ, edge_activity, stack_crops  # noqa: E402
@@ -86,9 +86,7 @@ def main(argv=None):
                          "network was trained on the photos as they are, see BENCHMARKS.md)")
     args = ap.parse_args(argv)
     refuse_measuring_sets(ap, args.folders)
-    args.variants = args.variants.split(",")
-    if set(args.variants) - set(VARIANTS):
-        ap.error(f"--variants: unknown {sorted(set(args.variants) - set(VARIANTS))}")
+    args.variants = parse_variants(ap, args.variants)
     torch.set_num_threads(args.threads)
     version = crop_version()
     photos = []

@@ -28,7 +28,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
 from convnet_torch import ConvNetTorch, chances, train  # noqa: E402
-from training_photos import VARIANTS, cached_samples, refuse_measuring_sets, tile_samples, tile_version  # noqa: E402
+from training_photos import (VARIANTS, cached_samples, parse_variants, refuse_measuring_sets,  # noqa: E402
+                             tile_samples, tile_version)
 from vision.convnet import MODEL_DIR, calibration_table  # noqa: E402
 from vision.tile_net import CHANNELS, TILE_PX  # noqa: E402
 
@@ -58,9 +59,7 @@ def main(argv=None):
                     help=f"comma-separated, of {sorted(VARIANTS)} ('' is the photo as it is)")
     args = ap.parse_args(argv)
     refuse_measuring_sets(ap, args.folders)
-    args.variants = args.variants.split(",")
-    if set(args.variants) - set(VARIANTS):
-        ap.error(f"--variants: unknown {sorted(set(args.variants) - set(VARIANTS))}")
+    args.variants = parse_variants(ap, args.variants)
     torch.set_num_threads(args.threads)
     version = tile_version()
     photos = []

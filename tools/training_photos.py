@@ -42,6 +42,16 @@ def refuse_measuring_sets(ap, folders) -> None:
             ap.error(f"{folder} measures the pipeline: train on other renders")
 
 
+def parse_variants(ap, text: str) -> list:
+    """The variants named in `text` (comma-separated keys of VARIANTS, '' the photo as it is);
+    argparse's error for an unknown one."""
+    variants = text.split(",")
+    unknown = set(variants) - set(VARIANTS)
+    if unknown:
+        ap.error(f"--variants: unknown {sorted(unknown)}; choose from {sorted(VARIANTS)}")
+    return variants
+
+
 def tile_version() -> str:
     """A digest of the stages that make a cell's tile samples (the geometry only moves them
     slightly)."""

@@ -59,3 +59,11 @@ def test_pixels_of_a_variant_go_back_to_the_photo(variant):
         centre = np.array([[np.average(xs, weights=moved[ys, xs]), np.average(ys, weights=moved[ys, xs])]])
         assert np.allclose(to_photo(centre)[0], (x, y), atol=0.6)
     assert image.shape[0] == round(120 * training_photos.VARIANTS[variant][1])
+
+
+def test_variants_are_checked(capsys):
+    ap = argparse.ArgumentParser()
+    assert training_photos.parse_variants(ap, ",turn") == ["", "turn"]
+    with pytest.raises(SystemExit):
+        training_photos.parse_variants(ap, "turn,upside-down")
+    assert "unknown ['upside-down']" in capsys.readouterr().err
