@@ -3,7 +3,9 @@ loop the stack and tile networks share (tools/train_stack_net.py, tools/train_ti
 PyTorch is a developer-only tool: tools/requirements-train.txt."""
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -86,3 +88,32 @@ def chances(net: nn.Module, x, scalars) -> np.ndarray:
     with torch.no_grad():
         return np.concatenate([torch.softmax(net(torch.from_numpy(np.asarray(x[i:i + 256], np.float32)), torch.from_numpy(scalars[i:i + 256])), 1).numpy()
                                for i in range(0, len(x), 256)])
+
+
+def out_of_fold_chances(make_net, x, scalars, labels, group, folds: int, epochs: int, augment) -> np.ndarray:
+    """(N, outputs) chances of each sample from a network trained without its photo's fold (the
+    photos `group` dealt at random into `folds` folds)."""
+    fold = np.random.default_rng(0).permutation(group.max() + 1)[group] % folds
+    p = None
+    for k in range(folds):
+        print(f"  fold {k + 1}/{folds}", flush=True)
+        net = train(make_net, x[fold != k], scalars[fold != k], labels[fold != k], epochs, seed=k, augment=augment)
+        got = chances(net, x[fold == k], scalars[fold == k])
+        if p is None:
+            p = np.zeros((len(labels), got.shape[1]))
+        p[fold == k] = got
+    return p
+
+
+def train_and_write(make_net, x, scalars, labels, epochs: int, seed: int, augment, out_dir: Path, name: str,
+                    calibration: dict, scalar_mean=None, scalar_scale=None) -> None:
+    """Train the network on everything and write what vision loads: OUT_DIR/NAME.npz (see
+    ConvNetTorch.numpy_weights) and OUT_DIR/NAME.calibration.json (the tables `calibration`)."""
+    print("  training on everything", flush=True)
+    net = train(make_net, x, scalars, labels, epochs, seed=seed, augment=augment, log=lambda m: print(m, flush=True))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / f"{name}.npz"
+    np.savez_compressed(out, **net.numpy_weights(scalar_mean, scalar_scale))
+    (out_dir / f"{name}.calibration.json").write_text(json.dumps(
+        {k: {"chance": [round(v, 4) for v in a], "right": [round(v, 4) for v in b]} for k, (a, b) in calibration.items()}) + "\n")
+    print(f"model -> {out} ({out.stat().st_size // 1024} KiB)")

@@ -17,10 +17,8 @@ sample_images/ or the held-out renders: they are how the pipeline is measured.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import inspect
-import json
 import sys
 from pathlib import Path
 
@@ -31,9 +29,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
-from convnet_torch import ConvNetTorch, chances, train  # noqa: E402
-from training_photos import VARIANTS, cached_samples, first_read, parse_variants, refuse_measuring_sets  # noqa: E402
-from vision.convnet import MODEL_DIR, calibration_table  # noqa: E402
+from convnet_torch import ConvNetTorch, out_of_fold_chances, train_and_write  # noqa: E402
+from training_photos import first_read, gathered_samples, tilt_bands, trainer_args  # noqa: E402
+from vision.convnet import calibration_table  # noqa: E402
 from vision.stack_net import CROP_H, CROP_SCALARS, CROP_W, network_input, stack_crop  # noqa: E402
 from vision.stacks import ACTIVITY_GATE, MAX_READ, edge_activity, stack_crops  # noqa: E402
 
@@ -75,48 +73,22 @@ def stack_net() -> ConvNetTorch:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("folders", nargs="+", type=Path)
-    ap.add_argument("--out-dir", type=Path, default=MODEL_DIR)
-    ap.add_argument("--folds", type=int, default=3)
-    ap.add_argument("--epochs", type=int, default=25)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--variants", default="",
-                    help=f"comma-separated, of {sorted(VARIANTS)} ('' is the photo as it is; the shipped "
-                         "network was trained on the photos as they are, see BENCHMARKS.md)")
-    args = ap.parse_args(argv)
-    refuse_measuring_sets(ap, args.folders)
-    args.variants = parse_variants(ap, args.variants)
+    args = trainer_args(argv, __doc__.splitlines()[0], epochs=25, variants="",
+                        variants_help="; the shipped network was trained on the photos as they are, see BENCHMARKS.md")
     torch.set_num_threads(args.threads)
-    version = crop_version()
-    photos = []
-    for folder in args.folders:
-        print(f"{folder}:", flush=True)
-        photos += cached_samples(folder, "crops", version, args.variants, photo_crops,
-                                 lambda got: f"{len(got['heights'])} cells, {int((got['heights'] > 0).sum())} stacks")
-    index = {n: i for i, n in enumerate(dict.fromkeys(n for n, _ in photos))}   # a photo's variants: one group
-    if len(index) < args.folds:
-        sys.exit(f"train_stack_net: only {len(index)} usable photos, need at least {args.folds}")
+    photos, group, tilt = gathered_samples(
+        args, "crops", crop_version(), photo_crops,
+        lambda got: f"{len(got['heights'])} cells, {int((got['heights'] > 0).sum())} stacks", labels="heights")
     x = np.ascontiguousarray(network_input(np.concatenate([p["crops"] for _, p in photos])).transpose(0, 3, 1, 2))
     scalars = np.concatenate([p["scalars"] for _, p in photos])
     heights = np.concatenate([p["heights"] for _, p in photos])
-    tilt = np.concatenate([np.full(len(p["heights"]), float(p["tilt"])) for _, p in photos])
-    group = np.concatenate([np.full(len(p["heights"]), index[n]) for n, p in photos])
-    print(f"{len(index)} photos, {len(photos)} with their variants, {len(heights)} cells, heights 0..{MAX_READ}: "
-          f"{np.bincount(heights, minlength=MAX_READ + 1).tolist()}", flush=True)
-    fold = np.random.default_rng(0).permutation(len(index))[group] % args.folds
-    p = np.zeros((len(heights), MAX_READ + 1))
-    for k in range(args.folds):
-        print(f"  fold {k + 1}/{args.folds}", flush=True)
-        net = train(stack_net, x[fold != k], scalars[fold != k], heights[fold != k], args.epochs, seed=k,
-                    augment=augmented)
-        p[fold == k] = chances(net, x[fold == k], scalars[fold == k])
+    print(f"heights 0..{MAX_READ}: {np.bincount(heights, minlength=MAX_READ + 1).tolist()}", flush=True)
+    p = out_of_fold_chances(stack_net, x, scalars, heights, group, args.folds, args.epochs, augmented)
     present = p[:, 0] < 0.5
     height = np.argmax(p[:, 1:], axis=1) + 1
     stack = heights > 0
     print(f"  {args.folds}-fold cross-validation, grouped by photo (a height is right only on a found stack):")
-    for name, sel in (("all", tilt >= 0), ("tilt 0-15", tilt < 15), ("tilt 15-35", (tilt >= 15) & (tilt < 35)),
-                      ("tilt 35-60", tilt >= 35)):
+    for name, sel in tilt_bands(tilt):
         found = present & stack & sel
         print(f"  {name:>10}: stacks {int((stack & sel).sum()):5d}  precision {found.sum() / max((present & sel).sum(), 1):.4f}"
               f"  recall {found.sum() / max((stack & sel).sum(), 1):.4f}  height right {(height[found] == heights[found]).mean():.4f}")
@@ -125,15 +97,8 @@ def main(argv=None):
         "present": calibration_table(np.maximum(p[:, 0], 1 - p[:, 0]), (present == stack).astype(float)),
         "height": calibration_table(share_height[stack & present], (height == heights)[stack & present].astype(float)),
     }
-    print("  training on everything", flush=True)
-    net = train(stack_net, x, scalars, heights, args.epochs, seed=args.folds, augment=augmented,
-                log=lambda m: print(m, flush=True))
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    out = args.out_dir / "stack_net.npz"
-    np.savez_compressed(out, **net.numpy_weights())
-    (args.out_dir / "stack_net.calibration.json").write_text(json.dumps(
-        {k: {"chance": [round(v, 4) for v in a], "right": [round(v, 4) for v in b]} for k, (a, b) in calibration.items()}) + "\n")
-    print(f"model -> {out} ({out.stat().st_size // 1024} KiB)")
+    train_and_write(stack_net, x, scalars, heights, args.epochs, args.folds, augmented, args.out_dir, "stack_net",
+                    calibration)
 
 
 if __name__ == "__main__":

@@ -15,8 +15,6 @@ train on sample_images/ or the held-out renders: they are how the pipeline is me
 """
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -27,10 +25,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
-from convnet_torch import ConvNetTorch, chances, train  # noqa: E402
-from training_photos import (VARIANTS, cached_samples, parse_variants, refuse_measuring_sets,  # noqa: E402
-                             tile_samples, tile_version)
-from vision.convnet import MODEL_DIR, calibration_table  # noqa: E402
+from convnet_torch import ConvNetTorch, out_of_fold_chances, train_and_write  # noqa: E402
+from training_photos import gathered_samples, tile_samples, tile_version, tilt_bands, trainer_args  # noqa: E402
+from vision.convnet import calibration_table  # noqa: E402
 from vision.tile_net import CHANNELS, TILE_PX  # noqa: E402
 
 
@@ -49,65 +46,32 @@ def augmented(x: np.ndarray, scalars: np.ndarray, rng) -> tuple:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("folders", nargs="+", type=Path)
-    ap.add_argument("--out-dir", type=Path, default=MODEL_DIR)
-    ap.add_argument("--folds", type=int, default=3)
-    ap.add_argument("--epochs", type=int, default=12)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--variants", default=",turn",
-                    help=f"comma-separated, of {sorted(VARIANTS)} ('' is the photo as it is)")
-    args = ap.parse_args(argv)
-    refuse_measuring_sets(ap, args.folders)
-    args.variants = parse_variants(ap, args.variants)
+    args = trainer_args(argv, __doc__.splitlines()[0], epochs=12, variants=",turn", variants_help="")
     torch.set_num_threads(args.threads)
-    version = tile_version()
-    photos = []
-    for folder in args.folders:
-        print(f"{folder}:", flush=True)
-        photos += cached_samples(folder, "cells", version, args.variants, tile_samples,
-                                 lambda got: f"{len(got['tile_y'])} cells, {int(got['tile_y'].sum())} tiles")
-    index = {n: i for i, n in enumerate(dict.fromkeys(n for n, _ in photos))}   # a photo's variants: one group
-    if len(index) < args.folds:
-        sys.exit(f"train_tile_net: only {len(index)} usable photos, need at least {args.folds}")
+    photos, group, tilt = gathered_samples(
+        args, "cells", tile_version(), tile_samples,
+        lambda got: f"{len(got['tile_y'])} cells, {int(got['tile_y'].sum())} tiles", labels="tile_y")
     x = np.ascontiguousarray(np.concatenate([p["tile_crops"] for _, p in photos]).transpose(0, 3, 1, 2))
     evidence = np.concatenate([p["tile_X"] for _, p in photos]).astype(np.float32)
     mean, scale = evidence.mean(axis=0), evidence.std(axis=0) + 1e-3
     scalars = (evidence - mean) / scale
     labels = np.concatenate([p["tile_y"] for _, p in photos]).astype(np.int64)
-    tilt = np.concatenate([np.full(len(p["tile_y"]), float(p["tilt"])) for _, p in photos])
-    group = np.concatenate([np.full(len(p["tile_y"]), index[n]) for n, p in photos])
-    print(f"{len(index)} photos, {len(photos)} with their variants, {len(labels)} cells, {int(labels.sum())} tiles",
-          flush=True)
+    print(f"{int(labels.sum())} tiles", flush=True)
 
     def tile_net():
         return ConvNetTorch(CHANNELS, TILE_PX, TILE_PX, evidence.shape[1], 2, channels=(16, 32, 64), hidden=64)
 
-    fold = np.random.default_rng(0).permutation(len(index))[group] % args.folds
-    p = np.zeros(len(labels))
-    for k in range(args.folds):
-        print(f"  fold {k + 1}/{args.folds}", flush=True)
-        net = train(tile_net, x[fold != k], scalars[fold != k], labels[fold != k], args.epochs, seed=k,
-                    augment=augmented)
-        p[fold == k] = chances(net, x[fold == k], scalars[fold == k])[:, 1]
+    p = out_of_fold_chances(tile_net, x, scalars, labels, group, args.folds, args.epochs, augmented)[:, 1]
     read = p > 0.5
     print(f"  {args.folds}-fold cross-validation, grouped by photo:")
-    for name, sel in (("all", tilt >= 0), ("tilt 0-15", tilt < 15), ("tilt 15-35", (tilt >= 15) & (tilt < 35)),
-                      ("tilt 35-60", tilt >= 35)):
+    for name, sel in tilt_bands(tilt):
         truth = labels[sel] > 0
         found = (read[sel] & truth).sum()
         print(f"  {name:>10}: cells {int(sel.sum()):6d}  right {(read[sel] == truth).mean():.4f}  "
               f"precision {found / max(read[sel].sum(), 1):.4f}  recall {found / max(truth.sum(), 1):.4f}")
     calibration = {"tile": calibration_table(np.maximum(p, 1 - p), (read == (labels > 0)).astype(float))}
-    print("  training on everything", flush=True)
-    net = train(tile_net, x, scalars, labels, args.epochs, seed=args.folds, augment=augmented,
-                log=lambda m: print(m, flush=True))
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    out = args.out_dir / "tile_net.npz"
-    np.savez_compressed(out, **net.numpy_weights(mean, scale))
-    (args.out_dir / "tile_net.calibration.json").write_text(json.dumps(
-        {k: {"chance": [round(v, 4) for v in a], "right": [round(v, 4) for v in b]} for k, (a, b) in calibration.items()}) + "\n")
-    print(f"model -> {out} ({out.stat().st_size // 1024} KiB)")
+    train_and_write(tile_net, x, scalars, labels, args.epochs, args.folds, augmented, args.out_dir, "tile_net",
+                    calibration, mean, scale)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ the pipeline is measured (refuse_measuring_sets).
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import sys
@@ -22,6 +23,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from vision.convnet import MODEL_DIR  # noqa: E402
 from vision.errors import VisionError  # noqa: E402
 from vision.hexgrid import plane_to_cells, ring  # noqa: E402
 from vision.loading import load_image  # noqa: E402
@@ -33,6 +35,24 @@ from vision.tiles import tile_evidence  # noqa: E402
 
 MIN_AGREEMENT = 0.8           # share of read tiles that must land on true tiles of their colour
 MEASURING_SETS = ("sample_images", "renders/holdout-seed7")
+TILT_BANDS = (("all", 0, 90), ("tilt 0-15", 0, 15), ("tilt 15-35", 15, 35), ("tilt 35-60", 35, 90))
+
+
+def trainer_args(argv, description: str, epochs: int, variants: str, variants_help: str):
+    """The arguments a network trainer takes (folders of renders, --out-dir, --folds, --epochs,
+    --threads, --variants), parsed: the measuring sets refused, the variants checked."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("folders", nargs="+", type=Path)
+    ap.add_argument("--out-dir", type=Path, default=MODEL_DIR)
+    ap.add_argument("--folds", type=int, default=3)
+    ap.add_argument("--epochs", type=int, default=epochs)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--variants", default=variants,
+                    help=f"comma-separated, of {sorted(VARIANTS)} ('' is the photo as it is{variants_help})")
+    args = ap.parse_args(argv)
+    refuse_measuring_sets(ap, args.folders)
+    args.variants = parse_variants(ap, args.variants)
+    return args
 
 
 def refuse_measuring_sets(ap, folders) -> None:
@@ -195,3 +215,25 @@ def cached_samples(folder: Path, name: str, version: str, variants, make, descri
             out.append((f"{folder.name}/{photo.name}", got))
             print(f"  {label}: {describe(got)}", flush=True)
     return out
+
+
+def gathered_samples(args, name: str, version: str, make, describe, labels: str):
+    """(photos, group, tilt) for a trainer: the cached samples of every folder of `args`
+    (cached_samples), and for each of their `labels` the photo's index (a photo's variants are one
+    group) and its camera's tilt. Exits when there are fewer usable photos than folds."""
+    photos = []
+    for folder in args.folders:
+        print(f"{folder}:", flush=True)
+        photos += cached_samples(folder, name, version, args.variants, make, describe)
+    index = {n: i for i, n in enumerate(dict.fromkeys(n for n, _ in photos))}
+    if len(index) < args.folds:
+        sys.exit(f"{Path(sys.argv[0]).name}: only {len(index)} usable photos, need at least {args.folds}")
+    group = np.concatenate([np.full(len(p[labels]), index[n]) for n, p in photos])
+    tilt = np.concatenate([np.full(len(p[labels]), float(p["tilt"])) for _, p in photos])
+    print(f"{len(index)} photos, {len(photos)} with their variants, {len(group)} cells", flush=True)
+    return photos, group, tilt
+
+
+def tilt_bands(tilt: np.ndarray):
+    """(name, selection) of the samples in each tilt band, all of them first."""
+    return [(band, (tilt >= lo) & (tilt < hi)) for band, lo, hi in TILT_BANDS]

@@ -67,3 +67,12 @@ def test_variants_are_checked(capsys):
     with pytest.raises(SystemExit):
         training_photos.parse_variants(ap, "turn,upside-down")
     assert "unknown ['upside-down']" in capsys.readouterr().err
+
+
+def test_a_trainer_takes_folders_and_refuses_the_measuring_sets(capsys):
+    args = training_photos.trainer_args(["renders/train-seed31", "--variants", ",turn"], "train", epochs=5,
+                                        variants="", variants_help="")
+    assert args.variants == ["", "turn"] and args.epochs == 5 and args.folds == 3
+    with pytest.raises(SystemExit):
+        training_photos.trainer_args([str(REPO / "sample_images")], "train", epochs=5, variants="", variants_help="")
+    assert "train on other renders" in capsys.readouterr().err
