@@ -24,7 +24,6 @@ from .profile import SetProfile
 from .stack_net import CROP_H, CROP_SCALARS, CROP_W, network_input, stack_crop
 
 MAX_READ = 8                     # tallest stack read (RULES.md §14: 6,500 random games never passed 7)
-MAX_HEIGHT = MAX_READ + 1        # scored up to here: the top rim's step needs the height above
 CIRCLE = np.stack([np.cos(np.linspace(0, 2 * np.pi, 48, endpoint=False)),
                    np.sin(np.linspace(0, 2 * np.pi, 48, endpoint=False))], axis=1)
 RIM = CIRCLE[::3]                # the coarser circle of the many-hypothesis scores
@@ -133,20 +132,22 @@ class EdgeMap:
         return np.clip(s / self.norm, 0, SATURATION)
 
 
-def score_heights(edges: EdgeMap, geo, profile, cell, on_tile, blocked=None, shifts_mm=((0.0, 0.0),)):
-    """(sides, front, back) edge support, each (len(shifts_mm), MAX_HEIGHT + 1): per offset of
-    the stack from its cell centre (mm) and per height 0..MAX_HEIGHT; and below (len(shifts_mm),).
+def score_heights(edges: EdgeMap, geo, profile, cell, on_tile, discs, blocked=None, shifts_mm=((0.0, 0.0),)):
+    """(sides, front, back) edge support, each (len(shifts_mm), len(discs)): per offset of the
+    stack from its cell centre (mm) and per stack of discs[j] discs, discs[0] being 0 (the bare
+    base); and below (len(shifts_mm),).
 
-    sides[h]: along the two vertical silhouette lines of an h-stack (its left and right outline,
-    base to top); front[h] and back[h]: along the near half (the top face's front edge) and the
-    far half (the silhouette) of its top disc's rim; below: along those lines continued one disc
-    under the base (strong when the base is put on top of real discs). Points hidden by `blocked`
-    do not count.
+    sides[:, j]: along the two vertical silhouette lines of the stack (its left and right outline,
+    base to top); front[:, j] and back[:, j]: along the near half (the top face's front edge) and
+    the far half (the silhouette) of its top disc's rim; below: along the side lines continued one
+    disc under the base (strong when the base is put on top of real discs). Points hidden by
+    `blocked` do not count.
     """
     shifts = np.asarray(shifts_mm, float).reshape(-1, 2)
-    S, H, n, m = len(shifts), MAX_HEIGHT + 1, len(RIM), SIDE_SAMPLES
+    discs = np.asarray(discs)
+    S, H, n, m = len(shifts), len(discs), len(RIM), SIDE_SAMPLES
     base = _base_height(profile, on_tile)
-    heights = base + np.arange(H) * profile.disc_thickness_mm
+    heights = base + discs * profile.disc_thickness_mm
     r = profile.disc_diameter_mm / 2
     toward = _toward_camera(geo, cell)
     near = RIM @ toward > 0
@@ -154,7 +155,7 @@ def score_heights(edges: EdgeMap, geo, profile, cell, on_tile, blocked=None, shi
     sides_at = np.array([[np.cos(a0 + d), np.sin(a0 + d)] for d in (np.pi / 2, -np.pi / 2)]) * r
     frac = (np.arange(m) + 0.5) / m
     zs = base + frac[None, :] * (heights - base)[:, None]                       # (H, m)
-    zs[0] = base - (1 - frac) * profile.disc_thickness_mm     # height 0's lines: the disc under the base
+    zs[0] = base - (1 - frac) * profile.disc_thickness_mm     # the bare base's lines: the disc under it
     # rims (S, H, n) and side lines (S, 2, H, m): offsets and heights of every point
     rim_off = shifts[:, None, None, :] + (RIM * r)[None, None, :, :] + np.zeros((1, H, 1, 1))
     rim_z = np.broadcast_to(heights[None, :, None], (S, H, n))
@@ -260,9 +261,9 @@ def stack_offset(edges: EdgeMap, colours: ColourModel, geo: WorldGeometry, profi
     one disc under the base (strong when the base is put on top of real discs). Points hidden by
     nearer stacks (`hidden`) do not count."""
     grid = SHIFT_GRID_MM
-    sides, front, back, below = score_heights(edges, geo, profile, cell, on_tile, hidden, grid)   # (S, H)
     h = min(height, MAX_READ)
-    outline = back[:, h] + front[:, h] - front[:, h + 1] + 0.5 * sides[:, h]
+    sides, front, back, below = score_heights(edges, geo, profile, cell, on_tile, (0, h, h + 1), hidden, grid)
+    outline = back[:, 1] + front[:, 1] - front[:, 2] + 0.5 * sides[:, 1]
     before = _ground_before(colours, geo, profile, cell, on_tile, ground, grid)
     return grid[int(np.argmax(outline + front[:, 0] + before - below))]
 
