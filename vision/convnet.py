@@ -18,6 +18,13 @@ import numpy as np
 from .errors import VisionError
 
 MODEL_DIR = Path(__file__).with_name("models")
+LAB_CENTRE = np.array([50.0, 0.0, 0.0], np.float32)
+LAB_SPREAD = np.array([50.0, 40.0, 40.0], np.float32)
+
+
+def scaled_lab(lab: np.ndarray) -> np.ndarray:
+    """Lab colours (L 0..100) scaled to about -1..1, as both networks take them."""
+    return (lab - LAB_CENTRE) / LAB_SPREAD
 
 
 class ConvNet:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from .convnet import scaled_lab
 
 CROP_W, CROP_H = 64, 80           # pixels of a crop
 DISC_PX = 32                      # a disc's diameter in the crop
@@ -53,6 +54,4 @@ def network_input(crops: np.ndarray) -> np.ndarray:
     if not len(crops):
         return np.zeros(crops.shape[:3] + (6,), np.float32)
     median = np.median(crops.reshape(len(crops), -1, 3), axis=1)[:, None, None, :]
-    absolute = (crops - np.array([50.0, 0.0, 0.0], np.float32)) / np.array([50.0, 40.0, 40.0], np.float32)
-    relative = (crops - median) / 20.0
-    return np.concatenate([absolute, relative], -1)
+    return np.concatenate([scaled_lab(crops), (crops - median) / 20.0], -1)

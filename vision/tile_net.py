@@ -12,6 +12,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from .convnet import scaled_lab
 from .geometry import _apply
 from .hexgrid import cells_to_plane
 
@@ -37,5 +38,4 @@ def tile_input(colours, geo, cells, hidden: np.ndarray) -> np.ndarray:
     lab = lab.reshape(len(cells), TILE_PX, TILE_PX, 3)
     shade = (shade.reshape(len(cells), TILE_PX, TILE_PX, 1) > 0).astype(np.float32)
     table = np.asarray(colours.tables[0].mean, np.float32)
-    absolute = (lab - np.array([50.0, 0.0, 0.0], np.float32)) / np.array([50.0, 40.0, 40.0], np.float32)
-    return np.concatenate([absolute, (lab - table) / 20.0, shade], -1)
+    return np.concatenate([scaled_lab(lab), (lab - table) / 20.0, shade], -1)
