@@ -7,7 +7,7 @@ with tools/requirements-train.txt. For every photo of the folders the vision pip
 World and reads its tiles a first time, as it would for a user; every cell read_stacks would
 measure is cut out as vision.stack_net.stack_crop does and labelled with the true height there
 (0: no stack), mapped through the true camera. Crops are cached beside each photo
-(NAME.crops.npz) and recut when stack_crop changes.
+(NAME.crops.npz) and recut when vision/stack_net.py or vision/stacks.py changes.
 
 A k-fold cross-validation grouped by photo prints how often the network finds the stacks and
 reads their heights, and gives the tables that turn its chances into how often such reads were
@@ -17,8 +17,6 @@ sample_images/ or the held-out renders: they are how the pipeline is measured.
 """
 from __future__ import annotations
 
-import hashlib
-import inspect
 import sys
 from pathlib import Path
 
@@ -30,13 +28,15 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
 from convnet_torch import ConvNetTorch, out_of_fold_chances, train_and_write  # noqa: E402
-from training_photos import first_read, gathered_samples, tilt_bands, trainer_args  # noqa: E402
+from training_photos import first_read, gathered_samples, source_version, tilt_bands, trainer_args  # noqa: E402
 from vision.convnet import calibration_table  # noqa: E402
-from vision.stack_net import CROP_H, CROP_SCALARS, CROP_W, network_input, stack_crop  # noqa: E402
+from vision.stack_net import CROP_H, CROP_SCALARS, CROP_W, network_input  # noqa: E402
 from vision.stacks import ACTIVITY_GATE, MAX_READ, edge_activity, stack_crops  # noqa: E402
 
 def crop_version() -> str:
-    return hashlib.sha256(inspect.getsource(stack_crop).encode()).hexdigest()[:16]
+    """A digest of the stages that choose and cut the crops: stack_crop's code and the crop's size
+    and scale (vision/stack_net.py), the gate and the stack's base (vision/stacks.py)."""
+    return source_version("stack_net.py", "stacks.py")
 
 
 def photo_crops(photo: Path, truth: dict, variant: str) -> dict | None:

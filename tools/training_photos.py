@@ -72,13 +72,18 @@ def parse_variants(ap, text: str) -> list:
     return variants
 
 
+def source_version(*names) -> str:
+    """A digest of vision's source files `names`: a cache made by them is stale once it differs."""
+    h = hashlib.sha256()
+    for name in names:
+        h.update((REPO / "vision" / name).read_bytes())
+    return h.hexdigest()[:16]
+
+
 def tile_version() -> str:
     """A digest of the stages that make a cell's tile samples (the geometry only moves them
     slightly)."""
-    h = hashlib.sha256()
-    for name in ("stacks.py", "tiles.py", "tile_net.py"):
-        h.update((REPO / "vision" / name).read_bytes())
-    return h.hexdigest()[:16]
+    return source_version("stacks.py", "tiles.py", "tile_net.py")
 
 
 def true_cell_of(truth: dict, pixels: np.ndarray) -> list:
