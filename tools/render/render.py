@@ -86,6 +86,7 @@ def render_one(spec, out_dir, settings):
             "tilt_band": spec["tilt_band"],
             "edition": spec["edition"],
             "light": spec["light"],
+            "lights": truth["lights"],
             "table": spec["table"],
             "phase": spec["phase"],
             "features": spec.get("features", []),

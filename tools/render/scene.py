@@ -98,6 +98,7 @@ class Builder:
         self.obstacles = []       # (x_mm, y_mm, radius_mm) that props must keep away from
         self.reserve_spots = []   # (x_mm, y_mm) of reserve disc piles already placed
         self.distractor = None
+        self.lights = []          # what light_record says of each lamp, for the truth's meta
 
     def u(self, a, b):
         return float(self.rng.uniform(a, b))
@@ -452,6 +453,7 @@ class Builder:
             direction = Vector((cx, cy, 0)) - obj.location
             obj.rotation_euler = direction.to_track_quat("-Z", "Y").to_euler()
         self.scene.collection.objects.link(obj)
+        self.lights.append(light_record(obj, light))
         if kind != "window" and self.rng.random() < 0.4:     # a second, weaker source for glare
             fill = bpy.data.lights.new("fill", "AREA")
             fill.size = u(0.2, 0.6)
@@ -461,6 +463,7 @@ class Builder:
             fobj.location = (cx + 1.2 * math.cos(ang), cy + 1.2 * math.sin(ang), u(0.6, 1.5))
             fobj.rotation_euler = (Vector((cx, cy, 0)) - fobj.location).to_track_quat("-Z", "Y").to_euler()
             self.scene.collection.objects.link(fobj)
+            self.lights.append(light_record(fobj, fill))
 
     # ------------------------------------------------------------ camera
     def key_points(self):
@@ -584,7 +587,23 @@ class Builder:
         lattice = {"pitch_mm": round(self.pitch, 3), "gap_mm": round(self.gap, 3),
                    "tile_top_z_mm": self.tile_t, "disc_thickness_mm": round(self.disc_t, 3)}
         return {"camera": camera, "lattice": lattice, "pixels": {"cells": cells, "stacks": stacks},
-                "distractor": self.distractor}
+                "distractor": self.distractor, "lights": self.lights}
+
+
+def light_record(obj, light) -> dict:
+    """Where a lamp is and which way it shines (scene mm; a sun's location means nothing), and its
+    size: what a shadow's length and softness follow from."""
+    record = {"type": light.type, "energy": round(float(light.energy), 2),
+              "direction": [round(float(v), 4) for v in obj.rotation_euler.to_matrix() @ Vector((0, 0, -1))]}
+    if light.type == "SUN":
+        record["angle_deg"] = round(math.degrees(light.angle), 3)
+    else:
+        record["location_mm"] = [round(float(v) / MM, 1) for v in obj.location]
+        if light.type == "AREA":
+            record["size_mm"] = [round(light.size / MM, 1), round(light.size_y / MM, 1)]
+        else:
+            record["radius_mm"] = round(light.shadow_soft_size / MM, 1)
+    return record
 
 
 def render_spec(spec, exr_path, settings):
