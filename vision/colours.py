@@ -107,13 +107,17 @@ def _robust_class(pixels: np.ndarray, floor=(3.0, 2.0, 2.0)) -> ColourClass:
     return ColourClass(mean=med, sigma=np.maximum(mad, floor))
 
 
-def find_colours(work_bgr: np.ndarray, profile: SetProfile) -> ColourModel:
-    """Learn table / tile colours of this photo and segment the main World region."""
+def find_colours(work_bgr: np.ndarray, profile: SetProfile, near_border: bool = False) -> ColourModel:
+    """Learn table / tile colours of this photo and segment the main World region. The table's
+    colours come from the photo's border; with `near_border`, only from its lower two thirds (a
+    tilted photo's top may show the room beyond the table, whose colours can match the tiles')."""
     lab = to_lab(cv2.GaussianBlur(work_bgr, (3, 3), 0))
     h, w = lab.shape[:2]
     band = max(4, int(0.03 * min(h, w)))
-    border = np.concatenate([lab[:band].reshape(-1, 3), lab[-band:].reshape(-1, 3),
-                             lab[:, :band].reshape(-1, 3), lab[:, -band:].reshape(-1, 3)])
+    top = h // 3 if near_border else 0
+    border = np.concatenate(([] if near_border else [lab[:band].reshape(-1, 3)]) +
+                            [lab[-band:].reshape(-1, 3), lab[top:, :band].reshape(-1, 3),
+                             lab[top:, -band:].reshape(-1, 3)])
     tables = _table_classes(border)
     small = lab[::2, ::2]
     table_d2 = np.min([t.distance2(small) for t in tables], axis=0)

@@ -68,25 +68,32 @@ def analyze_photo(source, profile=None) -> PhotoReading:
 def locate_world(image, profile):
     """(image, colours, geometry): the colour model and the World's lattice and camera. A small
     World is looked at at a finer working resolution (the returned image); when one resolution
-    shows no World, the other is tried before giving up."""
-    coarse = find_colours(image.work, profile)
+    shows no World, the other is tried, and then both again with the table's colours taken from
+    the photo's lower border only (the top of a tilted photo may show the room beyond the table),
+    before giving up."""
     failure = geometry_failure = None
-    for work_image in ((None, image) if _world_is_small(coarse) else (image, None)):
-        if work_image is None:
-            work_image = image.with_work_side(DETAIL_LONG_SIDE)
-            if work_image is image:
-                continue                            # the photo is no larger than the working image
+    for near_border in (False, True):
         try:
-            colours = coarse if work_image is image else find_colours(work_image.work, profile)
+            coarse = find_colours(image.work, profile, near_border)
         except NoWorldFoundError as exc:
             failure = failure or exc
             continue
-        try:
-            gray = cv2.cvtColor(work_image.work, cv2.COLOR_BGR2GRAY)
-            return work_image, colours, find_world(gray, colours, profile, work_image.size, work_image.scale)
-        except NoWorldFoundError as exc:
-            geometry_failure = geometry_failure or exc
-    raise geometry_failure or failure       # the reason of the try that got furthest
+        for work_image in ((None, image) if _world_is_small(coarse) else (image, None)):
+            if work_image is None:
+                work_image = image.with_work_side(DETAIL_LONG_SIDE)
+                if work_image is image:
+                    continue                            # the photo is no larger than the working image
+            try:
+                colours = coarse if work_image is image else find_colours(work_image.work, profile, near_border)
+            except NoWorldFoundError as exc:
+                failure = failure or exc
+                continue
+            try:
+                gray = cv2.cvtColor(work_image.work, cv2.COLOR_BGR2GRAY)
+                return work_image, colours, find_world(gray, colours, profile, work_image.size, work_image.scale)
+            except NoWorldFoundError as exc:
+                geometry_failure = geometry_failure or exc
+    raise geometry_failure or failure       # the reason of the first try that got furthest
 
 
 def first_tile_pass(colours, geo):

@@ -58,3 +58,19 @@ def test_world_mask_covers_the_world_not_the_table():
         assert model.world_mask[y, x] > 0
     assert model.world_mask.mean() / 255 < 0.5
     assert to_lab(img.work).shape == img.work.shape
+
+
+def test_a_room_beyond_the_table_is_left_out_of_the_table_colours_from_the_near_border():
+    # the top fifth of a tilted photo is a wall as red as the red tiles (cf. sample s041, whose
+    # World is found only with the table's colours from the lower border)
+    tiles, stacks = midgame()
+    img, cam = render(Scene(tiles=tiles, stacks=stacks, edition="jactalea-red-black", tilt_deg=45))
+    img[: img.shape[0] // 5] = COLOURS["jactalea-red-black"][0]
+    photo = load_image(img)
+    red = [c for c, colour in tiles.items() if colour == "white" and c not in stacks]
+    pixels = [_tile_pixel(cam, cell, photo.scale) for cell in red]
+    whole = find_colours(photo.work, load_profile())
+    near = find_colours(photo.work, load_profile(), near_border=True)
+    assert all(whole.pixel_classes()[0][y, x] == TABLE for x, y in pixels)
+    assert all(near.pixel_classes()[0][y, x] == WHITE for x, y in pixels)
+    assert near.pixel_classes()[0][-5, -5] == TABLE
