@@ -65,4 +65,3 @@ def test_no_stacks_on_a_bare_world():
     reading = vision.analyze_photo(img)
     assert reading.stacks.stacks == {}
     assert len(reading.tiles.tiles) == 9
-
