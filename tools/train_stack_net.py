@@ -35,8 +35,9 @@ from vision.stacks import ACTIVITY_GATE, MAX_READ, edge_activity, stack_crops  #
 
 def crop_version() -> str:
     """A digest of the stages that choose and cut the crops: stack_crop's code and the crop's size
-    and scale (vision/stack_net.py), the gate and the stack's base (vision/stacks.py)."""
-    return source_version("stack_net.py", "stacks.py")
+    and scale (vision/stack_net.py), the gate and the stack's base (vision/stacks.py), and the
+    first tile read that decides which cells are measured and whether on a tile (vision/tiles.py)."""
+    return source_version("stack_net.py", "stacks.py", "tiles.py")
 
 
 def photo_crops(photo: Path, truth: dict, variant: str) -> dict | None:
