@@ -7,7 +7,7 @@ with tools/requirements-train.txt. For every photo of the folders the vision pip
 World and reads its tiles a first time, as it would for a user; every cell read_stacks would
 measure is cut out as vision.stack_net.stack_crop does and labelled with the true height there
 (0: no stack), mapped through the true camera. Crops are cached beside each photo
-(NAME.crops.npz) and recut when vision/stack_net.py or vision/stacks.py changes.
+(NAME.crops.npz) and recut when vision/stack_net.py, vision/stacks.py or vision/tiles.py changes.
 
 A k-fold cross-validation grouped by photo prints how often the network finds the stacks and
 reads their heights, and gives the tables that turn its chances into how often such reads were
