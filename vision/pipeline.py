@@ -72,28 +72,44 @@ def locate_world(image, profile):
     the photo's lower border only (the top of a tilted photo may show the room beyond the table),
     before giving up."""
     failure = geometry_failure = None
-    for near_border in (False, True):
-        try:
-            coarse = find_colours(image.work, profile, near_border)
-        except NoWorldFoundError as exc:
-            failure = failure or exc
+    for work_image, colours in _colour_models(image, profile):
+        if isinstance(colours, NoWorldFoundError):
+            failure = failure or colours
             continue
-        for work_image in ((None, image) if _world_is_small(coarse) else (image, None)):
-            if work_image is None:
-                work_image = image.with_work_side(DETAIL_LONG_SIDE)
-                if work_image is image:
-                    continue                            # the photo is no larger than the working image
-            try:
-                colours = coarse if work_image is image else find_colours(work_image.work, profile, near_border)
-            except NoWorldFoundError as exc:
-                failure = failure or exc
-                continue
-            try:
-                gray = cv2.cvtColor(work_image.work, cv2.COLOR_BGR2GRAY)
-                return work_image, colours, find_world(gray, colours, profile, work_image.size, work_image.scale)
-            except NoWorldFoundError as exc:
-                geometry_failure = geometry_failure or exc
+        try:
+            gray = cv2.cvtColor(work_image.work, cv2.COLOR_BGR2GRAY)
+            return work_image, colours, find_world(gray, colours, profile, work_image.size, work_image.scale)
+        except NoWorldFoundError as exc:
+            geometry_failure = geometry_failure or exc
     raise geometry_failure or failure       # the reason of the first try that got furthest
+
+
+def _colour_models(image, profile):
+    """(working image, its colour model) in the order locate_world tries them, with the error that
+    says why in place of a colour model that could not be learnt: the table's colours from the
+    whole border, then from its lower part; for each, the photo's working image and a finer one
+    (the finer first when the World is small; none when the photo is no larger)."""
+    detail = None
+    for near_border in (False, True):
+        coarse = _colour_model(image.work, profile, near_border)
+        if isinstance(coarse, NoWorldFoundError):
+            yield image, coarse
+            continue
+        for fine in ((True, False) if _world_is_small(coarse) else (False, True)):
+            if not fine:
+                yield image, coarse
+                continue
+            detail = detail or image.with_work_side(DETAIL_LONG_SIDE)
+            if detail is not image:
+                yield detail, _colour_model(detail.work, profile, near_border)
+
+
+def _colour_model(work, profile, near_border: bool):
+    """find_colours' model of the working image `work`, or the NoWorldFoundError it raised."""
+    try:
+        return find_colours(work, profile, near_border)
+    except NoWorldFoundError as exc:
+        return exc
 
 
 def first_tile_pass(colours, geo):
