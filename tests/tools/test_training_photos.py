@@ -35,7 +35,8 @@ def test_a_pixel_between_two_cells_goes_to_the_nearer():
     assert training_photos.true_cell_of(truth, np.array([near_a, near_b])) == [a, b]
 
 
-@pytest.mark.parametrize("folder", ["sample_images", "renders/holdout-seed7"])
+@pytest.mark.parametrize("folder", ["sample_images", "renders/holdout-seed7", "renders/train-seed37",
+                                    "renders/holdout-seed38"])
 def test_training_on_a_measuring_set_is_refused(capsys, folder):
     ap = argparse.ArgumentParser()
     with pytest.raises(SystemExit):
