@@ -80,8 +80,8 @@ class ConvNet:
             return np.zeros((0, len(self.dense[-1][1])))
         x = np.asarray(x, np.float32)
         if x.shape[-1] * 9 != len(self.convs[0][0]):
-            raise VisionError(f"the network takes pictures of {len(self.convs[0][0]) // 9} channels, not "
-                              f"{x.shape[-1]}: its weights do not fit this vision code, retrain it")
+            raise VisionError(f"the network takes {len(self.convs[0][0]) // 9}-channel pictures, not "
+                              f"{x.shape[-1]}-channel ones: its weights do not fit this vision code, retrain it")
         for w, b in self.convs:
             y = _conv3x3(x, w)
             y += b

@@ -61,6 +61,6 @@ def test_weights_that_do_not_fit_the_input_are_a_clear_error():
     x = np.zeros((2, 4, 4, 1), np.float32)                  # a 2x2 pooled picture: 2 channels x 4 + 1
     with pytest.raises(VisionError, match="retrain it"):
         net.probabilities(x, np.zeros((2, 1), np.float32))
-    with pytest.raises(VisionError, match="1 channels, not 3"):
+    with pytest.raises(VisionError, match="1-channel pictures, not 3-channel"):
         net.probabilities(np.zeros((2, 2, 2, 3), np.float32), np.zeros((2, 1), np.float32))
     assert net.probabilities(np.zeros((2, 2, 2, 1), np.float32), np.zeros((2, 1), np.float32)).shape == (2, 2)
