@@ -1,6 +1,7 @@
 """Stage 0: read a photo (path, bytes or BGR array) into a full-resolution and a working image."""
 from __future__ import annotations
 
+import functools
 import io
 import warnings
 from dataclasses import dataclass
@@ -37,6 +38,11 @@ class LoadedImage:
         work = full if scale == 1.0 else cv2.resize(full, (round(w * scale), round(h * scale)),
                                                     interpolation=cv2.INTER_AREA)
         return LoadedImage(work=work, scale=work.shape[1] / w, size=self.size, _full=full, _data=self._data)
+
+    @functools.cached_property
+    def gray(self) -> np.ndarray:
+        """The working image in grey (made once, however many colour models try it)."""
+        return cv2.cvtColor(self.work, cv2.COLOR_BGR2GRAY)
 
     @property
     def full(self) -> np.ndarray:

@@ -4,7 +4,6 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-import cv2
 import numpy as np
 
 from .colours import find_colours
@@ -77,8 +76,7 @@ def locate_world(image, profile):
             failure = failure or colours
             continue
         try:
-            gray = cv2.cvtColor(work_image.work, cv2.COLOR_BGR2GRAY)
-            return work_image, colours, find_world(gray, colours, profile, work_image.size, work_image.scale)
+            return work_image, colours, find_world(work_image.gray, colours, profile, work_image.size, work_image.scale)
         except NoWorldFoundError as exc:
             geometry_failure = geometry_failure or exc
     raise geometry_failure or failure       # the reason of the first try that got furthest

@@ -85,3 +85,9 @@ def test_missing_file_and_directory(tmp_path):
 def test_tiny_image_is_refused():
     with pytest.raises(UnreadableImageError, match="too small"):
         load_image(np.zeros((10, 10, 3), np.uint8))
+
+
+def test_the_grey_working_image_is_made_once(rgb):
+    image = load_image(cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR))
+    assert np.array_equal(image.gray, cv2.cvtColor(image.work, cv2.COLOR_BGR2GRAY))
+    assert image.gray is image.gray
