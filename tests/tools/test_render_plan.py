@@ -39,3 +39,27 @@ def test_a_plan_asked_for_restacked_games_gets_them_and_the_default_cycle_does_n
     assert len(restacked) >= 4
     assert all(max(len(st["discs"]) for st in s["position"]["stacks"]) >= 2 for s in restacked)
     assert "restacked" not in plan.WANTS
+
+
+def test_crowded_positions_regroup_two_sets_of_discs_on_the_same_world():
+    for seed in range(8):
+        rng = np.random.default_rng(seed)
+        game = positions.game_snapshot(rng, "finished")
+        pos = positions.restacked(rng, game, sets=2)
+        assert pos["tiles"] == game["tiles"]
+        tiles = {(t["q"], t["r"]) for t in pos["tiles"]}
+        discs = [d for s in pos["stacks"] for d in s["discs"]]
+        assert discs.count("white") == 16 and discs.count("black") == 16
+        assert pos["reserves"] == {"white": 0, "black": 0}          # no reserve discs beside the World
+        assert len(pos["stacks"]) >= 8
+        for s in pos["stacks"]:
+            cell = (s["q"], s["r"])
+            assert cell in tiles or any(n in tiles for n in rules.neighbours(cell))
+
+
+def test_crowded_is_a_training_want_only():
+    specs = plan.make_plan(24, seed=5, wants=["crowded"])
+    crowded = [s for s in specs if s["source"] == "random-game" and s["phase"] in ("midgame", "finished")]
+    assert len(crowded) >= 4
+    assert all(sum(len(st["discs"]) for st in s["position"]["stacks"]) == 32 for s in crowded)
+    assert "crowded" not in plan.WANTS and "crowded" in plan.EXTRA_WANTS

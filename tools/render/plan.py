@@ -40,6 +40,8 @@ def balanced(values, count, seed, salt):
 def game_position(rng, phase, want):
     if want == "restacked":
         return positions.restacked(rng, positions.game_snapshot(rng, phase))
+    if want == "crowded":
+        return positions.restacked(rng, positions.game_snapshot(rng, phase), sets=2)
     if phase == "opening":
         return positions.game_snapshot(rng, "opening")
     if phase == "midgame":
@@ -54,7 +56,7 @@ def game_position(rng, phase, want):
 
 
 WANTS = ["tall-stack", "mixed-stack", "perimeter-stack", "hole", None]
-EXTRA_WANTS = ["restacked"]     # not in the default cycle: training photos only (positions.restacked)
+EXTRA_WANTS = ["restacked", "crowded"]     # not in the default cycle: training photos only (positions.restacked)
 
 
 def make_plan(count, seed, hand_only=False, wants=WANTS):

@@ -21,7 +21,7 @@ def position(tiles, stacks, to_move="white", total_tiles=39):
         "tiles": [{"q": q, "r": r, "colour": c} for (q, r), c in sorted(tiles.items())],
         "stacks": [{"q": q, "r": r, "discs": list(d)} for (q, r), d in sorted(stacks.items())],
         "to_move": to_move,
-        "reserves": {W: 8 - on_table[W], B: 8 - on_table[B]},
+        "reserves": {W: max(0, 8 - on_table[W]), B: max(0, 8 - on_table[B])},
         "tiles_left": total_tiles - len(tiles),
         "total_tiles": total_tiles,
     }
@@ -57,14 +57,16 @@ def hand_written():
     }
 
 
-def restacked(rng, pos_json):
+def restacked(rng, pos_json, sets=1):
     """The World of `pos_json` with the set's 16 discs regrouped into stacks of mostly 2 to 5 on
     random tiles and perimeter cells (as many as a small World has room for): a training photo rich
-    in tall stacks, which random games seldom build (a set still has 8 discs of each colour)."""
+    in tall stacks, which random games seldom build (a set still has 8 discs of each colour).
+    With `sets=2` the discs of two sets are regrouped: a crowded World, twice the stacks per
+    photo, that no game reaches (training photos for the stack network only)."""
     tiles = {(t["q"], t["r"]): t["colour"] for t in pos_json["tiles"]}
     around = sorted({(q + dq, r + dr) for q, r in tiles for dq, dr in NEIGHBOURS} - set(tiles))
     cells = sorted(tiles) + around
-    pool = [W] * 8 + [B] * 8
+    pool = [W] * 8 * sets + [B] * 8 * sets
     rng.shuffle(pool)
     stacks = {}
     order = rng.permutation(len(cells))
