@@ -29,6 +29,7 @@ CAMERA_ATTEMPTS = 3             # lattice fits, best first, that the camera is p
 GOOD_INLIERS = 0.6               # a lattice explaining this share of the edges is accepted at once
 MAX_CELLS = 90                   # 39 tiles, their perimeter and stacks hanging over it
 MIN_INLIERS = 0.45               # below this share no lattice is trusted (exit 3 rather than guess)
+CAMERA_KEEPS = 0.8               # ... nor a camera explaining under this share of the edges its lattice did
 MAX_RESIDUAL = 0.06             # ... nor one whose edges lie this far off its lines (median, pitch units)
 MIN_EVIDENCE = 6.0              # ... nor one with under this length of edges on its lines (pitch units:
                                 # about ten tile sides; one hexagon leaves the perspective open)
@@ -284,8 +285,8 @@ def _grown(attempt, all_segments: np.ndarray, rounds: int = GROW_ROUNDS):
 def _posed_world(attempt, profile: SetProfile, full_size, scale: float, work_w: int):
     """(WorldGeometry, evidence) of one lattice fit: the camera posed on its edges, the lattice
     re-derived from that camera, and the length of edges on its lines (pitch units); None when
-    the camera no longer explains the edges."""
-    img_to_plane, families, residual, inlier_frac, _, seg, world_mask, _ = attempt
+    no first camera, refined, explains the edges."""
+    img_to_plane, families, _, lattice_inliers, _, seg, world_mask, _ = attempt
     plane_to_work = np.linalg.inv(img_to_plane)
     plane_to_work /= plane_to_work[2, 2]
     pitch = float(profile.pitch_mm)
@@ -294,16 +295,19 @@ def _posed_world(attempt, profile: SetProfile, full_size, scale: float, work_w: 
     on = seg[families >= 0]
     centre = ((on[:, :2] + on[:, 2:]) / 2).mean(0)          # the middle of the lattice's edges
     centre_mm = _apply(np.linalg.inv(H_mm), [centre / scale])[0]
-    camera = fit_camera(_camera(H_mm, full_size, centre_mm), seg / scale, pitch, profile.tile_thickness_mm, full_size,
-                        iters=CAMERA_ITERS)
-    # the tile-top plane as the camera sees it, so that plane and 3-D points always agree
-    plane_to_work = np.diag([scale, scale, 1.0]) @ camera.plane_homography(0.0) @ np.diag([pitch, pitch, 1.0])
-    plane_to_work /= plane_to_work[2, 2]
-    img_to_plane = np.linalg.inv(plane_to_work)
-    families, residual, inlier_frac = _lattice_fit_quality(img_to_plane, seg)
-    on = seg[families >= 0]
-    evidence = np.linalg.norm(_apply(img_to_plane, on[:, :2]) - _apply(img_to_plane, on[:, 2:]), axis=1).sum()
-    if inlier_frac < MIN_INLIERS or residual > MAX_RESIDUAL or evidence < MIN_EVIDENCE:
+    for first in _first_cameras(H_mm, full_size, centre_mm):
+        camera = fit_camera(first, seg / scale, pitch, profile.tile_thickness_mm, full_size, iters=CAMERA_ITERS)
+        # the tile-top plane as the camera sees it, so that plane and 3-D points always agree
+        plane_to_work = np.diag([scale, scale, 1.0]) @ camera.plane_homography(0.0) @ np.diag([pitch, pitch, 1.0])
+        plane_to_work /= plane_to_work[2, 2]
+        img_to_plane = np.linalg.inv(plane_to_work)
+        families, residual, inlier_frac = _lattice_fit_quality(img_to_plane, seg)
+        on = seg[families >= 0]
+        evidence = np.linalg.norm(_apply(img_to_plane, on[:, :2]) - _apply(img_to_plane, on[:, 2:]), axis=1).sum()
+        if (inlier_frac >= max(MIN_INLIERS, CAMERA_KEEPS * lattice_inliers) and residual <= MAX_RESIDUAL
+                and evidence >= MIN_EVIDENCE):
+            break
+    else:
         return None
     conf = float(np.clip(1.0 - (residual - 0.02) / 0.08, 0, 1) * np.clip(inlier_frac / 0.5, 0, 1))
     geo = WorldGeometry(plane_to_work=plane_to_work, camera=camera, pitch_mm=pitch, scale=scale,
@@ -441,17 +445,23 @@ def _check_plausible(M1, seg, fam, mask):
         raise NoWorldFoundError("the fitted lattice is degenerate")
 
 
-def _camera(H_mm: np.ndarray, full_size, centre_mm) -> Camera:
-    """A first camera for the tile-top homography: decomposed with the focal length the homography
-    implies when it implies one; else posed (PnP, typical focal length) on the homography's affine
-    approximation at the World's centre, as near-vertical views carry no usable perspective."""
+def _first_cameras(H_mm: np.ndarray, full_size, centre_mm):
+    """First cameras for the tile-top homography, to be refined on the edges, in the order they are
+    tried: decomposed with the focal length the homography implies, when it implies a plausible
+    one; decomposed with a typical focal length; posed (PnP, typical focal length) on the
+    homography's affine approximation at the World's centre. A small World's perspective may imply
+    a focal length far off, whose camera no longer explains the edges once refined; near-vertical
+    views carry no usable perspective."""
     w, h = full_size
     diag = math.hypot(w, h)
     f = focal_from_homography(H_mm, (w / 2, h / 2))
     if f is not None and 0.35 * diag < f < 3.0 * diag:
         cam = camera_from_homography(H_mm, full_size, f, True)
         if 8.0 < cam.tilt_deg < MAX_TILT:
-            return cam
+            yield cam
+            typical = camera_from_homography(H_mm, full_size, DEFAULT_FOCAL * diag, False)
+            if 8.0 < typical.tilt_deg < MAX_TILT:
+                yield typical
     grid = np.array([[x, y] for x in range(-3, 4) for y in range(-3, 4)], float) * 20.0 + centre_mm
     eps = 5.0
     c = _apply(H_mm, [centre_mm, centre_mm + [eps, 0], centre_mm + [0, eps]])
@@ -464,8 +474,9 @@ def _camera(H_mm: np.ndarray, full_size, centre_mm) -> Camera:
     for rvec, tvec in zip(rvecs, tvecs):
         R, _ = cv2.Rodrigues(rvec)
         if (-R.T @ tvec.ravel())[2] < 0:         # the camera above the table
-            return Camera(K=K, R=R, t=tvec.ravel(), focal_estimated=False)
-    return camera_from_homography(H_mm, full_size, f, False)
+            yield Camera(K=K, R=R, t=tvec.ravel(), focal_estimated=False)
+            return
+    yield camera_from_homography(H_mm, full_size, f, False)
 
 
 def _snap(camera: Camera, pts: np.ndarray, pitch: float, thickness: float):

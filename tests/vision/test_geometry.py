@@ -70,3 +70,15 @@ def test_a_degenerate_refit_is_no_lattice_not_a_crash(monkeypatch):
     monkeypatch.setattr(geometry.cv2, "findHomography",
                         lambda src, dst, *a: (np.array([[1.0, 2.0, 0.0], [2.0, 4.0, 0.0], [0.0, 0.0, 1.0]]), None))
     assert geometry._icp(M1, seg, affine=False, iters=1) is None
+
+
+def test_a_focal_length_implied_far_off_does_not_lose_the_world(monkeypatch):
+    # a small World's perspective can imply a focal length far off; the camera decomposed with it
+    # no longer explains the edges once refined, and the homography decomposed with a typical
+    # focal length is tried next
+    import vision.geometry as geometry
+    scene = random_scene(7, 30, n_tiles=12)
+    img, cam = render(scene)
+    monkeypatch.setattr(geometry, "focal_from_homography", lambda H, principal: 2.4 * scene.focal_px)
+    _, geo = _fit(img)
+    assert geo.camera.tilt_deg == pytest.approx(30, abs=4)
