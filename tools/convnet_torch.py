@@ -12,6 +12,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from vision.convnet import with_prior_ratio
+
 
 class ConvNetTorch(nn.Module):
     """3x3 convolutions (batch norm, ReLU, 2x2 max-pool), a dense layer fed also with `scalars`
@@ -106,14 +108,19 @@ def out_of_fold_chances(make_net, x, scalars, labels, group, folds: int, epochs:
 
 
 def train_and_write(make_net, x, scalars, labels, epochs: int, seed: int, augment, out_dir: Path, name: str,
-                    calibration: dict, scalar_mean=None, scalar_scale=None) -> None:
+                    calibration: dict, scalar_mean=None, scalar_scale=None, prior_ratio=None) -> None:
     """Train the network on everything and write what vision loads: OUT_DIR/NAME.npz (see
-    ConvNetTorch.numpy_weights) and OUT_DIR/NAME.calibration.json (the tables `calibration`)."""
+    ConvNetTorch.numpy_weights) and OUT_DIR/NAME.calibration.json (the tables `calibration`).
+    `prior_ratio` (per output) multiplies the chances the network gives (vision.convnet.with_prior_ratio)."""
     print("  training on everything", flush=True)
     net = train(make_net, x, scalars, labels, epochs, seed=seed, augment=augment, log=lambda m: print(m, flush=True))
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / f"{name}.npz"
-    np.savez_compressed(out, **net.numpy_weights(scalar_mean, scalar_scale))
+    weights = net.numpy_weights(scalar_mean, scalar_scale)
+    if prior_ratio is not None:
+        weights = with_prior_ratio(weights, prior_ratio)
+    np.savez_compressed(out, **weights)
     (out_dir / f"{name}.calibration.json").write_text(json.dumps(
         {k: {"chance": [round(v, 4) for v in a], "right": [round(v, 4) for v in b]} for k, (a, b) in calibration.items()}) + "\n")
     print(f"model -> {out} ({out.stat().st_size // 1024} KiB)")
+

@@ -12,7 +12,10 @@ measure is cut out as vision.stack_net.stack_crop does and labelled with the tru
 A k-fold cross-validation grouped by photo prints how often the network finds the stacks and
 reads their heights, and gives the tables that turn its chances into how often such reads were
 right (stack_net.calibration.json); then it is trained on everything and its weights written,
-batch norms folded into the convolutions, for vision/convnet.py to run in NumPy. Never train on
+batch norms folded into the convolutions, for vision/convnet.py to run in NumPy. Crowded training
+photos (tools/render/plan.py --wants crowded: two sets' discs) teach tall stacks, and a mix of
+heights no game has: the chances, in the cross-validation and in the weights written (the output
+layer's bias), are multiplied back to the mix of the photos of reachable positions. Never train on
 sample_images/ or the held-out renders: they are how the pipeline is measured.
 """
 from __future__ import annotations
@@ -28,7 +31,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
 from convnet_torch import ConvNetTorch, out_of_fold_chances, train_and_write  # noqa: E402
-from training_photos import first_read, gathered_samples, source_version, tilt_bands, trainer_args  # noqa: E402
+from training_photos import (first_read, game_prior_ratio, gathered_samples, reachable_samples, source_version,  # noqa: E402
+                             tilt_bands, trainer_args)
 from vision.convnet import calibration_table  # noqa: E402
 from vision.stack_net import CROP_H, CROP_SCALARS, CROP_W, network_input  # noqa: E402
 from vision.stacks import ACTIVITY_GATE, MAX_READ, edge_activity, stack_crops  # noqa: E402
@@ -84,22 +88,29 @@ def main(argv=None):
     scalars = np.concatenate([p["scalars"] for _, p in photos])
     heights = np.concatenate([p["heights"] for _, p in photos])
     print(f"heights 0..{MAX_READ}: {np.bincount(heights, minlength=MAX_READ + 1).tolist()}", flush=True)
-    p = out_of_fold_chances(stack_net, x, scalars, heights, group, args.folds, args.epochs, augmented)
+    reachable = reachable_samples(args.folders, photos, "heights")
+    ratio = game_prior_ratio(heights, reachable, MAX_READ + 1)
+    print(f"chances times {np.round(ratio, 3).tolist()}: the height mix of the game positions", flush=True)
+    p = out_of_fold_chances(stack_net, x, scalars, heights, group, args.folds, args.epochs, augmented) * ratio
+    p /= p.sum(axis=1, keepdims=True)
     present = p[:, 0] < 0.5
     height = np.argmax(p[:, 1:], axis=1) + 1
     stack = heights > 0
     print(f"  {args.folds}-fold cross-validation, grouped by photo (a height is right only on a found stack):")
-    for name, sel in tilt_bands(tilt):
-        found = present & stack & sel
-        print(f"  {name:>10}: stacks {int((stack & sel).sum()):5d}  precision {found.sum() / max((present & sel).sum(), 1):.4f}"
-              f"  recall {found.sum() / max((stack & sel).sum(), 1):.4f}  height right {(height[found] == heights[found]).mean():.4f}")
+    for which, cells in (("every photo", np.ones(len(heights), bool)), ("game positions", reachable)):
+        print(f"  {which}:")
+        for name, sel in tilt_bands(tilt):
+            sel = sel & cells
+            found = present & stack & sel
+            print(f"  {name:>10}: stacks {int((stack & sel).sum()):5d}  precision {found.sum() / max((present & sel).sum(), 1):.4f}"
+                  f"  recall {found.sum() / max((stack & sel).sum(), 1):.4f}  height right {(height[found] == heights[found]).mean():.4f}")
     share_height = np.take_along_axis(p, height[:, None], 1)[:, 0] / np.maximum(p[:, 1:].sum(axis=1), 1e-9)
     calibration = {
         "present": calibration_table(np.maximum(p[:, 0], 1 - p[:, 0]), (present == stack).astype(float)),
         "height": calibration_table(share_height[stack & present], (height == heights)[stack & present].astype(float)),
     }
     train_and_write(stack_net, x, scalars, heights, args.epochs, args.folds, augmented, args.out_dir, "stack_net",
-                    calibration)
+                    calibration, prior_ratio=ratio)
 
 
 if __name__ == "__main__":

@@ -243,3 +243,30 @@ def gathered_samples(args, name: str, version: str, make, describe, labels: str)
 def tilt_bands(tilt: np.ndarray):
     """(name, selection) of the samples in each tilt band, all of them first."""
     return [(band, (tilt >= lo) & (tilt < hi)) for band, lo, hi in TILT_BANDS]
+
+
+def reachable_samples(folders, photos, labels: str) -> np.ndarray:
+    """Which samples of `photos` ([(FOLDER/PHOTO name, samples)], as gathered_samples gives them)
+    come from a position a game can reach (at most 8 discs of a colour): not from a crowded
+    training photo (tools/render/plan.py --wants crowded)."""
+    where = {Path(f).name: Path(f) for f in folders}
+    out = []
+    for name, samples in photos:
+        folder, photo = name.split("/", 1)
+        truth = json.loads((where[folder] / photo).with_suffix(".json").read_text())
+        discs = [d for s in truth["position"]["stacks"] for d in s["discs"]]
+        out.append(np.full(len(samples[labels]), max(discs.count("white"), discs.count("black")) <= 8))
+    return np.concatenate(out)
+
+
+def game_prior_ratio(labels: np.ndarray, reachable: np.ndarray, classes: int) -> np.ndarray:
+    """Per class (for the stack network: no stack, 1..8 discs) how much more often the samples of
+    reachable positions have it than all samples, 1 for a class either lacks. Crowded photos teach
+    a network tall stacks, and with them a prior no game has; its chances are multiplied back to
+    the games' mix."""
+    count = lambda h: np.bincount(h, minlength=classes).astype(float)
+    every, games = count(labels), count(labels[reachable])
+    ratio = np.ones(classes)
+    seen = (every > 0) & (games > 0)
+    ratio[seen] = (games[seen] / games.sum()) / (every[seen] / every.sum())
+    return ratio

@@ -126,3 +126,13 @@ def _conv3x3(x: np.ndarray, w: np.ndarray) -> np.ndarray:
 def _max_pool(x: np.ndarray) -> np.ndarray:
     n, h, w, c = x.shape
     return x[:, :h // 2 * 2, :w // 2 * 2].reshape(n, h // 2, 2, w // 2, 2, c).max(axis=(2, 4))
+
+
+def with_prior_ratio(weights: dict, ratio) -> dict:
+    """The weights with log(ratio) added to the output layer's bias: the softmax's chances are
+    then the network's times `ratio`, renormalised (a network trained on one mix of classes,
+    answering for photos with another)."""
+    out = dict(weights)
+    last = max(k for k in out if k.startswith("fc") and k.endswith(".b"))
+    out[last] = (out[last] + np.log(ratio)).astype(out[last].dtype)
+    return out

@@ -77,3 +77,25 @@ def test_a_trainer_takes_folders_and_refuses_the_measuring_sets(capsys):
     with pytest.raises(SystemExit):
         training_photos.trainer_args([str(REPO / "sample_images")], "train", epochs=5, variants="", variants_help="")
     assert "train on other renders" in capsys.readouterr().err
+
+
+def test_the_game_prior_ratio_undoes_the_crowded_photos_mix():
+    labels = np.array([0] * 80 + [1] * 15 + [2] * 5 + [0] * 10 + [3] * 10)   # the last 20: a crowded photo
+    reachable = np.arange(len(labels)) < 100
+    ratio = training_photos.game_prior_ratio(labels, reachable, 5)
+    every = np.bincount(labels, minlength=5) / len(labels)
+    games = np.bincount(labels[reachable], minlength=5) / reachable.sum()
+    assert ratio[:3] == pytest.approx(games[:3] / every[:3])
+    assert ratio[3] == 1.0 and ratio[4] == 1.0             # a class the games lack, or nobody has, stays
+    assert ratio[1] > 1 and ratio[2] > 1                   # the crowded photo made them rarer
+
+
+def test_crowded_photos_are_not_reachable_positions(tmp_path):
+    folder = tmp_path / "train-seed99"
+    folder.mkdir()
+    for name, whites in (("s001", 8), ("s002", 9)):
+        stacks = [{"q": 0, "r": 0, "discs": ["white"] * whites}, {"q": 1, "r": 0, "discs": ["black"] * 3}]
+        (folder / f"{name}.json").write_text(json.dumps({"position": {"stacks": stacks}}))
+    photos = [("train-seed99/s001.jpg", {"heights": np.zeros(3)}), ("train-seed99/s002.jpg", {"heights": np.zeros(2)})]
+    got = training_photos.reachable_samples([folder], photos, "heights")
+    assert got.tolist() == [True, True, True, False, False]

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from vision.convnet import ConvNet, calibration_table
+from vision.convnet import ConvNet, calibration_table, with_prior_ratio
 from vision.errors import VisionError
 from vision.stacks import robust_mean
 
@@ -64,3 +64,20 @@ def test_weights_that_do_not_fit_the_input_are_a_clear_error():
     with pytest.raises(VisionError, match="1-channel pictures, not 3-channel"):
         net.probabilities(np.zeros((2, 2, 2, 3), np.float32), np.zeros((2, 1), np.float32))
     assert net.probabilities(np.zeros((2, 2, 2, 1), np.float32), np.zeros((2, 1), np.float32)).shape == (2, 2)
+
+
+def _tiny_three_class_weights():
+    rng = np.random.default_rng(1)
+    return {"conv0.w": rng.normal(0, 0.3, (2, 1, 3, 3)), "conv0.b": np.zeros(2),
+            "fc1.w": rng.normal(0, 0.3, (3, 2 + 1)), "fc1.b": np.zeros(3),
+            "fc2.w": rng.normal(0, 1.0, (3, 3)), "fc2.b": np.zeros(3)}
+
+
+def test_a_prior_ratio_folded_into_the_weights_multiplies_the_chances():
+    rng = np.random.default_rng(2)
+    x, scalars = rng.normal(0, 1, (5, 2, 2, 1)).astype(np.float32), rng.normal(0, 1, (5, 1)).astype(np.float32)
+    ratio = np.array([1.0, 2.0, 0.25])
+    before = ConvNet(_tiny_three_class_weights()).probabilities(x, scalars)
+    after = ConvNet(with_prior_ratio(_tiny_three_class_weights(), ratio)).probabilities(x, scalars)
+    want = before * ratio / (before * ratio).sum(axis=1, keepdims=True)
+    assert after == pytest.approx(want, rel=1e-5)
