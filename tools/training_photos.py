@@ -23,6 +23,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from rules.position import DISCS_PER_COLOUR  # noqa: E402
 from vision.convnet import MODEL_DIR  # noqa: E402
 from vision.errors import VisionError  # noqa: E402
 from vision.hexgrid import plane_to_cells, ring  # noqa: E402
@@ -247,7 +248,7 @@ def tilt_bands(tilt: np.ndarray):
 
 def reachable_samples(folders, photos, labels: str) -> np.ndarray:
     """Which samples of `photos` ([(FOLDER/PHOTO name, samples)], as gathered_samples gives them)
-    come from a position a game can reach (at most 8 discs of a colour): not from a crowded
+    come from a position a game can reach (at most DISCS_PER_COLOUR of a colour): not from a crowded
     training photo (tools/render/plan.py --wants crowded)."""
     where = {Path(f).name: Path(f) for f in folders}
     out = []
@@ -255,7 +256,7 @@ def reachable_samples(folders, photos, labels: str) -> np.ndarray:
         folder, photo = name.split("/", 1)
         truth = json.loads((where[folder] / photo).with_suffix(".json").read_text())
         discs = [d for s in truth["position"]["stacks"] for d in s["discs"]]
-        out.append(np.full(len(samples[labels]), max(discs.count("white"), discs.count("black")) <= 8))
+        out.append(np.full(len(samples[labels]), max(discs.count("white"), discs.count("black")) <= DISCS_PER_COLOUR))
     return np.concatenate(out)
 
 

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import rules
+from rules.position import DISCS_PER_COLOUR
 
 from .hexgrid import components, neighbours
 
-DISCS_PER_COLOUR = 8
 MAX_ON_TILE, MAX_OFF_WORLD = 15, 14
 
 

@@ -19,11 +19,11 @@ def test_robust_mean_drops_hidden_points_and_the_weakest_eighth():
     assert robust_mean(np.array([np.nan] * 10 + [1.0] * 3), 6) == 0.0      # too few visible points
 
 
-def _tiny_weights():
+def _tiny_weights(classes=2):
     rng = np.random.default_rng(0)
     return {"conv0.w": rng.normal(0, 0.3, (2, 1, 3, 3)), "conv0.b": np.zeros(2),
             "fc1.w": rng.normal(0, 0.3, (3, 2 + 1)), "fc1.b": np.zeros(3),
-            "fc2.w": rng.normal(0, 0.3, (2, 3)), "fc2.b": np.zeros(2)}
+            "fc2.w": rng.normal(0, 0.3, (classes, 3)), "fc2.b": np.zeros(classes)}
 
 
 def test_confidence_is_how_often_such_reads_were_right(tmp_path):
@@ -66,18 +66,11 @@ def test_weights_that_do_not_fit_the_input_are_a_clear_error():
     assert net.probabilities(np.zeros((2, 2, 2, 1), np.float32), np.zeros((2, 1), np.float32)).shape == (2, 2)
 
 
-def _tiny_three_class_weights():
-    rng = np.random.default_rng(1)
-    return {"conv0.w": rng.normal(0, 0.3, (2, 1, 3, 3)), "conv0.b": np.zeros(2),
-            "fc1.w": rng.normal(0, 0.3, (3, 2 + 1)), "fc1.b": np.zeros(3),
-            "fc2.w": rng.normal(0, 1.0, (3, 3)), "fc2.b": np.zeros(3)}
-
-
 def test_a_prior_ratio_folded_into_the_weights_multiplies_the_chances():
     rng = np.random.default_rng(2)
     x, scalars = rng.normal(0, 1, (5, 2, 2, 1)).astype(np.float32), rng.normal(0, 1, (5, 1)).astype(np.float32)
     ratio = np.array([1.0, 2.0, 0.25])
-    before = ConvNet(_tiny_three_class_weights()).probabilities(x, scalars)
-    after = ConvNet(with_prior_ratio(_tiny_three_class_weights(), ratio)).probabilities(x, scalars)
+    before = ConvNet(_tiny_weights(3)).probabilities(x, scalars)
+    after = ConvNet(with_prior_ratio(_tiny_weights(3), ratio)).probabilities(x, scalars)
     want = before * ratio / (before * ratio).sum(axis=1, keepdims=True)
     assert after == pytest.approx(want, rel=1e-5)
