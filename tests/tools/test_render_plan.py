@@ -1,6 +1,7 @@
 """The render plan's training-only positions (tools/render/positions.py): what they promise."""
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -63,3 +64,10 @@ def test_crowded_is_a_training_want_only():
     assert len(crowded) >= 4
     assert all(sum(len(st["discs"]) for st in s["position"]["stacks"]) == 32 for s in crowded)
     assert "crowded" not in plan.WANTS and "crowded" in plan.EXTRA_WANTS
+
+
+def test_a_plan_is_written_into_a_folder_that_does_not_exist_yet(tmp_path):
+    out = tmp_path / "renders" / "holdout-seed99" / "plan.json"
+    plan.main(["--count", "30", "--seed", "99", "--games-only", "--out", str(out)])
+    specs = json.loads(out.read_text())
+    assert specs and all(s["source"] == "random-game" for s in specs)

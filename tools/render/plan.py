@@ -112,7 +112,9 @@ def main(argv=None):
         if set(phases) - set(PHASES):
             ap.error(f"unknown --phases {sorted(set(phases) - set(PHASES))}: choose from {PHASES}")
         specs = [s for s in specs if s["phase"] in phases]
-    Path(args.out).write_text(json.dumps(specs, indent=1) + "\n")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(specs, indent=1) + "\n")
     print(f"{len(specs)} specs -> {args.out}")
 
 
