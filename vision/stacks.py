@@ -11,10 +11,13 @@ side discs' colours on the stack's front face between the expected disc boundari
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
+
+import rules
+from rules.position import DISCS_PER_COLOUR
 
 from .colours import BLACK, TABLE, WHITE, ColourModel
 from .convnet import ConvNet
@@ -36,6 +39,8 @@ HUES_APART = 15.0                # a*b* distance of two disc colours that differ
 HUE_SET_LIGHTNESS = 0.3          # weight of lightness in a top's colour then (renders: top colour 97.8 -> 98.7%)
 TOP_PERCENTILE = 75              # of a top's points, towards black (samples: top colour 99.3 -> 99.8%)
 CONFIDENT = 0.8                  # reads at or above it are sure; below, flagged uncertain
+LOWERED_CONFIDENCE = 0.5         # at most, of a stack read lower than it looks to keep to the set
+SIDE_READ_LOSS = 0.7             # log(right / wrong) of a disc's side colour (samples: 39 right, 19 wrong)
 ACTIVITY_GATE = 0.15             # edge activity (edge_activity) under which a cell is not measured (renders:
                                  # the weakest of 765 stacks had 0.17; a third of the empty cells fall under it)
 
@@ -52,12 +57,14 @@ class StackRead:
     on_tile: bool
     top_pixel: tuple              # full-resolution pixel of the top disc's centre
     shift_mm: tuple = (0.0, 0.0)  # the stack's offset from its cell's centre
+    side_confidences: tuple = ()  # of the colours of discs[:-1] (0 where unread)
 
 
 @dataclass
 class StackReading:
     stacks: dict = field(default_factory=dict)    # cell -> StackRead
     hidden: np.ndarray | None = field(default=None, repr=False)   # work mask of stack silhouettes
+    lowered: list = field(default_factory=list)   # cells of stacks read lower than they look (keep_to_the_set)
 
     def draw(self, image: np.ndarray, geo: WorldGeometry, profile: SetProfile) -> np.ndarray:
         out = image.copy()
@@ -291,8 +298,9 @@ def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
                 edges: "EdgeMap | None" = None) -> StackReading:
     """Find the stacks among `cells` (on-tile when the cell is in `tiles`): the stack network weighs
     each cell whose edge activity reaches ACTIVITY_GATE into chances of no stack and of each
-    height; a cell whose chance of a stack is over one half holds its likeliest height. The
-    confidences are how often such reads were right when the network was cross-validated."""
+    height; a cell whose chance of a stack is over one half holds its likeliest height, unless
+    the reading then holds more discs than a set has (keep_to_the_set). The confidences are how
+    often such reads were right when the network was cross-validated."""
     edges = edges or EdgeMap(colours)
     net = ConvNet.shipped("stack_net")
     cells = list(cells)
@@ -302,15 +310,67 @@ def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
     chances = dict(zip(measured, net.probabilities(network_input(crops), scalars)))
     heights = {c: int(np.argmax(p[1:]) + 1) for c, p in chances.items() if p[0] < 0.5}
     reading = StackReading(hidden=np.zeros(colours.world_mask.shape, np.uint8))
-    for cell, shift in place_stacks(colours, geo, profile, heights, tiles, edges, reading.hidden):
-        p, height = chances[cell], heights[cell]
+
+    def read(cell, height, shift):
+        p = chances[cell]
         present = float(net.confidence("present", 1 - p[0]))
         height_conf = float(net.confidence("height", p[height] / p[1:].sum()))
         st = _read_colours(colours, geo, profile, cell, height, cell in tiles, shift)
         st.height_confidence = round(height_conf, 3)
         st.confidence = round(min(height_conf * present, st.top_confidence), 3)   # both must be right
-        reading.stacks[cell] = st
+        return st
+
+    for cell, shift in place_stacks(colours, geo, profile, heights, tiles, edges, reading.hidden):
+        reading.stacks[cell] = read(cell, heights[cell], shift)
+    reading.lowered = keep_to_the_set(reading.stacks, chances, read)
     return reading
+
+
+def keep_to_the_set(stacks: dict, chances: dict, read) -> list:
+    """While the reading holds more discs of a colour (or in all) than a set has (RULES.md §3),
+    make the change that costs least: lower a stack by a disc (what the stack network loses) or
+    leave a disc's side colour unread (SIDE_READ_LOSS). `read(cell, height, shift)` reads a stack
+    again at a new height. Lowered stacks are flagged uncertain; returns their cells. Changes
+    `stacks` in place. Where no change helps (too many stacks of one disc), the reading stays as
+    it is and the sanity check flags it."""
+    lowered = set()
+    while (excess := _excess(stacks.values())) > 0:
+        best = None
+        for cell, st in stacks.items():
+            for loss, candidate in _fewer_discs(st, chances[cell], read):
+                if (best is None or loss < best[0]) and \
+                        _excess([candidate, *(s for c, s in stacks.items() if c != cell)]) < excess:
+                    best = (loss, cell, candidate)
+        if best is None:
+            break
+        _, cell, candidate = best
+        if candidate.height < stacks[cell].height:
+            candidate.confidence = min(candidate.confidence, LOWERED_CONFIDENCE)
+            lowered.add(cell)
+        stacks[cell] = candidate
+    return sorted(lowered)
+
+
+def _fewer_discs(st: StackRead, p: np.ndarray, read):
+    """(loss, read) of the ways to read the stack `st` with a disc less, or a disc's colour less."""
+    if st.height > 1:
+        yield float(np.log(p[st.height] + 1e-9) - np.log(p[st.height - 1] + 1e-9)), \
+            read(st.cell, st.height - 1, st.shift_mm)
+    for colour in rules.COLOURS:
+        mine = [k for k, d in enumerate(st.discs[:-1]) if d == colour]
+        if mine:
+            k = min(mine, key=lambda k: st.side_confidences[k])
+            discs, conf = list(st.discs), list(st.side_confidences)
+            discs[k], conf[k] = None, 0.0
+            yield SIDE_READ_LOSS, replace(st, discs=discs, side_confidences=tuple(conf))
+
+
+def _excess(stacks) -> int:
+    """How many discs a reading holds beyond a set's: of each colour, and in all."""
+    stacks = list(stacks)
+    known = [d for st in stacks for d in st.discs if d is not None]
+    over = sum(max(0, known.count(c) - DISCS_PER_COLOUR) for c in rules.COLOURS)
+    return over + max(0, sum(st.height for st in stacks) - 2 * DISCS_PER_COLOUR)
 
 
 def stack_crops(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, cells, tiles) -> tuple:
@@ -366,6 +426,7 @@ def _read_colours(colours, geo, profile, cell, height, on_tile, shift) -> StackR
     top, top_conf = _classify_points(colours, np.vstack([inner, centre[None]]) * geo.scale)
     discs = [None] * height
     discs[-1] = top
+    side_conf = [0.0] * (height - 1)
     toward = _toward_camera(geo, cell)
     ang0 = np.arctan2(toward[1], toward[0])
     r = profile.disc_diameter_mm / 2
@@ -376,7 +437,8 @@ def _read_colours(colours, geo, profile, cell, height, on_tile, shift) -> StackR
         pts = geo.project([cell], mid_h, off) * geo.scale
         colour, conf = _classify_points(colours, pts, shade_tolerant=True)
         if conf >= 0.5 and geo.camera.tilt_deg > 15:
-            discs[k] = colour
+            discs[k], side_conf[k] = colour, round(conf, 3)
     return StackRead(cell=cell, height=height, discs=discs, top=top, confidence=0.0,
                      top_confidence=round(top_conf, 3), height_confidence=0.0, on_tile=on_tile,
-                     top_pixel=tuple(float(v) for v in centre), shift_mm=tuple(float(v) for v in shift))
+                     top_pixel=tuple(float(v) for v in centre), shift_mm=tuple(float(v) for v in shift),
+                     side_confidences=tuple(side_conf))

@@ -176,7 +176,7 @@
     .filter((w) => w && codes.includes(w.code))
     .flatMap((w) => (w.cells || []).map((c) => key(c[0], c[1]))));
   const tileSuspects = cellsNamed(["uncertain-tiles", "world-disconnected"]);
-  const stackSuspects = cellsNamed(["uncertain-stacks", "stack-too-tall", "isolated-stack"]);
+  const stackSuspects = cellsNamed(["uncertain-stacks", "lowered-to-the-set", "stack-too-tall", "isolated-stack"]);
   const doubtfulCell = (k) => tileSuspects.has(k);
   const doubtfulStack = (k) => stackSuspects.has(k);
 
