@@ -1,5 +1,6 @@
-"""The small convolutional networks vision runs in NumPy: the stack network (vision/stack_net.py)
-and the tile network (vision/tile_net.py).
+"""The small convolutional networks vision runs: the stack network (vision/stack_net.py) and the
+tile network (vision/tile_net.py). The convolutions run in OpenCV's DNN module (the weights handed
+to it as a Darknet description made in memory), the dense layers in NumPy.
 
 Each is 3x3 convolutions (ReLU, 2x2 max-pool) then two dense layers, the second fed also with a
 few numbers the picture cannot show. They are trained with PyTorch by tools/train_stack_net.py
@@ -11,8 +12,10 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from pathlib import Path
 
+import cv2
 import numpy as np
 
 from .errors import VisionError
@@ -32,17 +35,18 @@ class ConvNet:
 
     def __init__(self, weights: dict, calibration: dict | None = None):
         self.calibration = calibration or {}   # kind -> ([chance...], [share of such reads right...])
-        self.convs = []
-        k = 0
-        while f"conv{k}.w" in weights:
-            w = np.asarray(weights[f"conv{k}.w"], np.float32)           # (out, in, 3, 3)
-            self.convs.append((w.transpose(2, 3, 1, 0).reshape(-1, len(w)).copy(),   # rows: (dy, dx, in)
-                               np.asarray(weights[f"conv{k}.b"], np.float32)))
-            k += 1
+        convs = []
+        while f"conv{len(convs)}.w" in weights:
+            k = len(convs)
+            convs.append((np.asarray(weights[f"conv{k}.w"], np.float32),           # (out, in, 3, 3)
+                          np.asarray(weights[f"conv{k}.b"], np.float32)))
+        if not convs:
+            raise VisionError("network weights hold no convolution")
+        self.channels = convs[0][0].shape[1]
+        self._darknet = _darknet(convs, self.channels)
+        self._threads = threading.local()      # a DNN net runs one picture batch at a time
         self.dense = [(np.asarray(weights[f"fc{j}.w"], np.float32).T.copy(), np.asarray(weights[f"fc{j}.b"], np.float32))
                       for j in (1, 2)]
-        if not self.convs:
-            raise VisionError("network weights hold no convolution")
 
     @classmethod
     @functools.cache
@@ -73,20 +77,26 @@ class ConvNet:
             return chance
         return np.interp(chance, *self.calibration[kind])
 
+    def _convolutions(self) -> cv2.dnn.Net:
+        """This thread's DNN net of the convolutions."""
+        net = getattr(self._threads, "net", None)
+        if net is None:
+            net = self._threads.net = cv2.dnn.readNetFromDarknet(*self._darknet)
+        return net
+
     def probabilities(self, x: np.ndarray, scalars: np.ndarray) -> np.ndarray:
         """(N, outputs) chances of each class, for pictures `x` (N, H, W, C: channels last, so a
         convolution's windows are contiguous) and their numbers `scalars` (N, S)."""
         if not len(x):
             return np.zeros((0, len(self.dense[-1][1])))
         x = np.asarray(x, np.float32)
-        if x.shape[-1] * 9 != len(self.convs[0][0]):
-            raise VisionError(f"the network takes {len(self.convs[0][0]) // 9}-channel pictures, not "
+        if x.shape[-1] != self.channels:
+            raise VisionError(f"the network takes {self.channels}-channel pictures, not "
                               f"{x.shape[-1]}-channel ones: its weights do not fit this vision code, retrain it")
-        for w, b in self.convs:
-            y = _conv3x3(x, w)
-            y += b
-            x = _max_pool(np.maximum(y, 0.0, out=y))
-        x = np.concatenate([x.transpose(0, 3, 1, 2).reshape(len(x), -1), np.asarray(scalars, np.float32)], axis=1)
+        convolutions = self._convolutions()
+        convolutions.setInput(np.ascontiguousarray(x.transpose(0, 3, 1, 2)))
+        x = convolutions.forward()                                      # (N, channels, rows, columns)
+        x = np.concatenate([x.reshape(len(x), -1), np.asarray(scalars, np.float32)], axis=1)
         (w1, b1), (w2, b2) = self.dense
         if x.shape[1] != len(w1):
             raise VisionError(f"the network's dense layer takes {len(w1)} numbers, the pictures and scalars give "
@@ -114,18 +124,17 @@ def calibration_table(share: np.ndarray, right: np.ndarray, bins=10, min_reads=2
     return [0.0] + x + [1.0], [0.0] + y + [y[-1]]
 
 
-def _conv3x3(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """(N, H, W, O): x (N, H, W, C) convolved (zero padding 1) with w (9*C, O, rows by dy, dx, C)
-    as one matrix product."""
-    n, h, wd, c = x.shape
-    padded = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
-    cols = np.concatenate([padded[:, dy:dy + h, dx:dx + wd] for dy in range(3) for dx in range(3)], axis=-1)
-    return (cols.reshape(n * h * wd, 9 * c) @ w).reshape(n, h, wd, -1)
-
-
-def _max_pool(x: np.ndarray) -> np.ndarray:
-    n, h, w, c = x.shape
-    return x[:, :h // 2 * 2, :w // 2 * 2].reshape(n, h // 2, 2, w // 2, 2, c).max(axis=(2, 4))
+def _darknet(convs: list, channels: int) -> tuple:
+    """(description, weights) as uint8 arrays: the convolutions (3x3, padding 1, ReLU, then a 2x2
+    max-pool that drops an odd last row or column) in Darknet's formats, which OpenCV's DNN module
+    reads from memory. The picture size in the description is nominal: a net takes any size."""
+    cfg = f"[net]\nwidth=32\nheight=32\nchannels={channels}\n\n"
+    blobs = [np.array([0, 2, 0], np.int32).tobytes(), np.zeros(1, np.int64).tobytes()]   # version 0.2.0, seen
+    for w, b in convs:
+        cfg += (f"[convolutional]\nfilters={len(w)}\nsize=3\nstride=1\npad=1\nactivation=relu\n\n"
+                "[maxpool]\nsize=2\nstride=2\npadding=0\n\n")
+        blobs += [b.tobytes(), np.ascontiguousarray(w).tobytes()]
+    return np.frombuffer(cfg.encode(), np.uint8), np.frombuffer(b"".join(blobs), np.uint8)
 
 
 def with_prior_ratio(weights: dict, ratio) -> dict:
