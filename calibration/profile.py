@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import dataclasses
 
-import cv2
 import numpy as np
 
 from vision.colours import find_colours
 from vision.errors import VisionError
-from vision.geometry import find_world
+from vision.geometry import find_world, straight_edges
 from vision.hexgrid import CIRCUMRADIUS, cells_to_plane, neighbours
 from vision.loading import load_image
 from vision.profile import ColourHint, SetProfile, load_profile
@@ -31,8 +30,7 @@ class Scene:
 def _read_scene(photo, profile: SetProfile) -> Scene:
     image = load_image(photo)
     colours = find_colours(image.work, profile)
-    gray = cv2.cvtColor(image.work, cv2.COLOR_BGR2GRAY)
-    geo = find_world(gray, colours, profile, image.size, image.scale)
+    geo = find_world(straight_edges(image.gray), colours, profile, image.size, image.scale)
     cells = candidate_cells(colours, geo)
     tiles = read_tiles(colours, geo, cells, outline_support(EdgeMap(colours), geo, cells)).tiles
     return Scene(image, colours, geo, tiles)

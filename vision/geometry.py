@@ -109,20 +109,15 @@ def _apply(H, pts) -> np.ndarray:
     return w[:, :2] / w[:, 2:3]
 
 
-def detect_segments(gray: np.ndarray, mask: np.ndarray, min_len: float) -> np.ndarray:
-    """LSD segments (N,4) whose midpoint lies in `mask` and that are at least `min_len` long."""
-    lsd = cv2.createLineSegmentDetector(cv2.LSD_REFINE_STD)
-    lines = lsd.detect(gray)[0]
+def straight_edges(work_gray: np.ndarray) -> np.ndarray:
+    """The straight edges (N, 4: x0, y0, x1, y1) LSD finds in the working image, those of at
+    least 0.8% of its long side; find_world fits the lattice to them."""
+    lines = cv2.createLineSegmentDetector(cv2.LSD_REFINE_STD).detect(work_gray)[0]
     if lines is None:
         return np.zeros((0, 4))
     seg = lines.reshape(-1, 4).astype(float)
     length = np.hypot(seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1])
-    mid = ((seg[:, :2] + seg[:, 2:]) / 2).round().astype(int)
-    h, w = mask.shape
-    inside = (mid[:, 0] >= 0) & (mid[:, 0] < w) & (mid[:, 1] >= 0) & (mid[:, 1] < h)
-    keep = inside & (length >= min_len)
-    keep[keep] = mask[mid[keep, 1], mid[keep, 0]] > 0
-    return seg[keep]
+    return seg[length >= max(6.0, 0.008 * max(work_gray.shape))]
 
 
 def _angle_peaks(seg: np.ndarray, n=3, min_sep=18.0):
@@ -201,16 +196,15 @@ def _vanishing_point(seg: np.ndarray, rng, iters=150, tol_deg=1.5):
     return best, inl
 
 
-def find_world(work_gray: np.ndarray, colours: ColourModel, profile: SetProfile, full_size,
+def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfile, full_size,
                scale: float) -> WorldGeometry:
-    """Fit the hex lattice of the tile tops; raise NoWorldFoundError when there is none.
+    """Fit the hex lattice of the tile tops to the working image's straight edges `all_segments`
+    (straight_edges); raise NoWorldFoundError when there is none.
 
     Each candidate colour region (and their union) is fitted; the best few fits are grown over
     the edges around them and posed, and the one explaining the most edge length is kept.
     `colours.world_mask` becomes the regions that hold its edges."""
-    h, w = work_gray.shape
-    min_len = max(6.0, 0.008 * max(h, w))
-    all_segments = detect_segments(work_gray, np.full((h, w), 255, np.uint8), min_len)
+    h, w = colours.world_mask.shape
     attempts, failure = [], "too few straight tile edges in the photo"
     regions = list(colours.regions or [colours.world_mask])
     if len(regions) > 1:             # a World whose dark tiles match the table splits into pieces

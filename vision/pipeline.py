@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import numpy as np
@@ -10,7 +11,7 @@ from rules.position import DISCS_PER_COLOUR
 
 from .colours import find_colours
 from .errors import NoWorldFoundError
-from .geometry import find_world
+from .geometry import find_world, straight_edges
 from .hexgrid import cells_to_plane, components, ring
 from .loading import DETAIL_LONG_SIDE, load_image
 from .profile import load_profile
@@ -76,26 +77,41 @@ def locate_world(image, profile):
     World is looked at at a finer working resolution (the returned image); when one resolution
     shows no World, the other is tried, and then both again with the table's colours taken from
     the photo's lower border only (the top of a tilted photo may show the room beyond the table),
-    before giving up."""
+    before giving up. A working image's straight edges are found in the background while its
+    colour model is learnt."""
     failure = geometry_failure = None
-    for work_image, colours in _colour_models(image, profile):
-        if isinstance(colours, NoWorldFoundError):
-            failure = failure or colours
-            continue
-        try:
-            return work_image, colours, find_world(work_image.gray, colours, profile, work_image.size, work_image.scale)
-        except NoWorldFoundError as exc:
-            geometry_failure = geometry_failure or exc
+    background = ThreadPoolExecutor(max_workers=2)
+    edges = {}
+
+    def straight_edges_of(work_image):
+        if id(work_image) not in edges:
+            edges[id(work_image)] = (work_image, background.submit(straight_edges, work_image.gray))
+        return edges[id(work_image)][1]
+
+    try:
+        for work_image, colours in _colour_models(image, profile, straight_edges_of):
+            if isinstance(colours, NoWorldFoundError):
+                failure = failure or colours
+                continue
+            try:
+                segments = straight_edges_of(work_image).result()
+                return work_image, colours, find_world(segments, colours, profile, work_image.size, work_image.scale)
+            except NoWorldFoundError as exc:
+                geometry_failure = geometry_failure or exc
+    finally:
+        background.shutdown(wait=False, cancel_futures=True)   # edges of an image not needed after all
     raise geometry_failure or failure       # the reason of the first try that got furthest
 
 
-def _colour_models(image, profile):
+def _colour_models(image, profile, about_to_look_at):
     """(working image, its colour model) in the order locate_world tries them, with the error that
     says why in place of a colour model that could not be learnt: the table's colours from the
     whole border, then from its lower part; for each, the photo's working image and a finer one
-    (the finer first when the World is small; none when the photo is no larger)."""
+    (the finer first when the World is small; none when the photo is no larger).
+    `about_to_look_at(working image)` is called before its colour model is learnt."""
     detail = None
     for near_border in (False, True):
+        about_to_look_at(image)
         coarse = _colour_model(image.work, profile, near_border)
         if isinstance(coarse, NoWorldFoundError):
             yield image, coarse
@@ -106,6 +122,7 @@ def _colour_models(image, profile):
                 continue
             detail = detail or image.with_work_side(DETAIL_LONG_SIDE)
             if detail is not image:
+                about_to_look_at(detail)
                 yield detail, _colour_model(detail.work, profile, near_border)
 
 

@@ -1,11 +1,10 @@
-import cv2
 import numpy as np
 import pytest
 
 from synthetic import Scene, midgame, random_scene, render
 from vision.colours import find_colours
 from vision.errors import NoWorldFoundError
-from vision.geometry import find_world
+from vision.geometry import find_world, straight_edges
 from vision.hexgrid import cell_to_plane, cells_to_plane, plane_to_cells
 from vision.loading import load_image
 from vision.profile import load_profile
@@ -15,8 +14,7 @@ def _fit(img):
     loaded = load_image(img)
     prof = load_profile()
     colours = find_colours(loaded.work, prof)
-    gray = cv2.cvtColor(loaded.work, cv2.COLOR_BGR2GRAY)
-    return loaded, find_world(gray, colours, prof, loaded.size, loaded.scale)
+    return loaded, find_world(straight_edges(loaded.gray), colours, prof, loaded.size, loaded.scale)
 
 
 @pytest.mark.parametrize("tilt", [0, 12, 25, 40, 52, 60])
