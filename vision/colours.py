@@ -24,7 +24,11 @@ class ColourClass:
     sigma: np.ndarray            # per-channel spread
 
     def distance2(self, lab: np.ndarray) -> np.ndarray:
-        return (((lab - self.mean) / self.sigma) ** 2).sum(axis=-1)
+        """Squared distance (float32) of Lab colours `lab` (..., 3) in units of this class's spreads."""
+        d = np.asarray(lab, np.float32) - self.mean.astype(np.float32)
+        d *= (1.0 / self.sigma).astype(np.float32)
+        d *= d
+        return d[..., 0] + d[..., 1] + d[..., 2]
 
 
 @dataclass
@@ -69,7 +73,7 @@ class ColourModel:
     def classify(self, lab: np.ndarray):
         """(labels, margin): TABLE/WHITE/BLACK per pixel and the log-odds margin to the runner-up."""
         def cost(c):
-            return c.distance2(lab) + 2 * np.log(c.sigma).sum()
+            return c.distance2(lab) + float(2 * np.log(c.sigma).sum())
         table = cost(self.tables[0])
         for extra in self.tables[1:]:
             table = np.minimum(table, cost(extra))
