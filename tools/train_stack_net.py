@@ -12,7 +12,7 @@ measure is cut out as vision.stack_net.stack_crop does and labelled with the tru
 A k-fold cross-validation grouped by photo prints how often the network finds the stacks and
 reads their heights, and gives the tables that turn its chances into how often such reads were
 right (stack_net.calibration.json); then it is trained on everything and its weights written,
-batch norms folded into the convolutions, for vision/convnet.py to run in NumPy. Crowded training
+batch norms folded into the convolutions, for vision/convnet.py to run. Crowded training
 photos (tools/render/plan.py --wants crowded: two sets' discs) teach tall stacks, and a mix of
 heights no game has: the chances, in the cross-validation and in the weights written (the output
 layer's bias), are multiplied back to the mix of the photos of reachable positions. Never train on

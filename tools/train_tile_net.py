@@ -10,7 +10,7 @@ NAME.cells[-VARIANT].npz).
 
 A k-fold cross-validation grouped by photo prints how often the network is right and gives the
 table that turns its chance into how often such reads were right (tile_net.calibration.json); then
-it is trained on everything and its weights written for vision/convnet.py to run in NumPy. Never
+it is trained on everything and its weights written for vision/convnet.py to run. Never
 train on sample_images/ or the held-out renders: they are how the pipeline is measured.
 """
 from __future__ import annotations

@@ -8,7 +8,7 @@ network trained on a few thousand rendered stacks needs. It returns the chances 
 each height 1..MAX_READ, from which read_stacks decides.
 
 The weights (vision/models/stack_net.npz) are trained by tools/train_stack_net.py with PyTorch, a
-developer-only tool; here the network runs in NumPy (vision/convnet.py).
+developer-only tool; here it runs in OpenCV and NumPy (vision/convnet.py).
 """
 from __future__ import annotations
 
