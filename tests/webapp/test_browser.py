@@ -247,6 +247,16 @@ def test_doubtful_reads_are_marked_until_corrected(page, live_server, server_app
     assert page.locator("#diagram .low-confidence").count() == 2
 
 
+def test_a_stack_lowered_to_keep_to_the_set_is_named_and_marked(page, live_server, server_app):
+    record = store_example(server_app, warnings=[
+        {"code": "lowered-to-the-set", "cells": [[2, -1]],
+         "message": "1 stack(s) read lower than they look, to keep to the 8 discs of a colour a set has; please check"}])
+    page.goto(f"{live_server}/a/{record}")
+    page.wait_for_selector("body[data-ready='1']")
+    assert "read lower than they look" in page.inner_text("#warnings")
+    assert page.locator("#diagram .stack[data-cell='2,-1'] .low-confidence").count() == 1
+
+
 def test_an_impossible_reading_is_corrected_on_its_page(page, live_server, server_app):
     """A stack read one disc too tall makes 9 White discs: the page says why the position cannot
     occur, tells what to do, and answers once the stack is lowered."""
