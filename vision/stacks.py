@@ -7,7 +7,9 @@ was cross-validated. A found stack is then placed: its offset from the cell's ce
 projected silhouette of a cylinder of its height (the profile's disc diameter and thickness)
 finds the most edge support along its outline and base (stack_offset). Nearer stacks are placed
 first and hide what lies behind them. The top disc's colour is read inside the top ellipse, the
-side discs' colours on the stack's front face between the expected disc boundaries.
+side discs' colours on the stack's front face between the expected disc boundaries. A reading
+that holds more discs of a colour than a set has is brought back within it by the changes the
+network and the colour reads lose least by (keep_to_the_set).
 """
 from __future__ import annotations
 
