@@ -1,9 +1,10 @@
-"""The calibration tables of the shipped networks (vision/convnet.py) and the robust edge mean."""
+"""The shipped networks (vision/convnet.py): their layers, threads and calibration tables; the robust edge mean."""
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 
+from reference_net import reference_chances
 from vision.convnet import ConvNet, calibration_table, with_prior_ratio
 from vision.errors import VisionError
 from vision.stacks import robust_mean
@@ -78,29 +79,6 @@ def test_a_prior_ratio_folded_into_the_weights_multiplies_the_chances():
     assert after == pytest.approx(want, rel=1e-5)
 
 
-def _reference_probabilities(weights, x, scalars):
-    """What the network computes, written out plainly: 3x3 convolutions (zero padding), ReLU, 2x2
-    max-pools that drop an odd last row or column, then the dense layers on the channel-major
-    flattening and the scalars."""
-    k = 0
-    while f"conv{k}.w" in weights:
-        w, b = weights[f"conv{k}.w"], weights[f"conv{k}.b"]
-        n, h, wd, _ = x.shape
-        padded = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
-        y = np.zeros((n, h, wd, len(w))) + b
-        for dy in range(3):
-            for dx in range(3):
-                y += np.einsum("nhwc,oc->nhwo", padded[:, dy:dy + h, dx:dx + wd], w[:, :, dy, dx])
-        y = np.maximum(y, 0)[:, :h // 2 * 2, :wd // 2 * 2]
-        x = y.reshape(n, h // 2, 2, wd // 2, 2, -1).max(axis=(2, 4))
-        k += 1
-    x = np.concatenate([x.transpose(0, 3, 1, 2).reshape(len(x), -1), scalars], axis=1)
-    hidden = np.maximum(x @ weights["fc1.w"].T + weights["fc1.b"], 0)
-    logits = hidden @ weights["fc2.w"].T + weights["fc2.b"]
-    p = np.exp(logits - logits.max(axis=1, keepdims=True))
-    return p / p.sum(axis=1, keepdims=True)
-
-
 def test_the_network_computes_its_convolutions_pools_and_dense_layers_exactly():
     rng = np.random.default_rng(7)
     weights = {"conv0.w": rng.normal(0, 0.4, (4, 3, 3, 3)), "conv0.b": rng.normal(0, 0.1, 4),
@@ -110,7 +88,7 @@ def test_the_network_computes_its_convolutions_pools_and_dense_layers_exactly():
     x = rng.normal(size=(4, 13, 11, 3)).astype(np.float32)        # odd sizes: 13x11 -> 6x5 -> 3x2
     scalars = rng.normal(size=(4, 2)).astype(np.float32)
     got = ConvNet(weights).probabilities(x, scalars)
-    assert got == pytest.approx(_reference_probabilities(weights, x, scalars), abs=1e-5)
+    assert got == pytest.approx(reference_chances(weights, x.transpose(0, 3, 1, 2), scalars), abs=1e-5)
 
 
 def test_threads_reading_with_one_network_at_once_get_their_own_answers():

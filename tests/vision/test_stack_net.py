@@ -1,9 +1,10 @@
-"""The stack network (vision/stack_net.py): its NumPy layers, its crops and the shipped weights."""
+"""The stack network (vision/stack_net.py): its layers, its crops and the shipped weights."""
 import cv2
 import numpy as np
 import pytest
 
 import vision
+from reference_net import reference_chances
 from synthetic import Scene, render
 from vision.errors import VisionError
 from vision.hexgrid import ring
@@ -15,30 +16,7 @@ from vision.stack_net import BASE_Y, CROP_H, CROP_SCALARS, CROP_W, network_input
 from vision.stacks import _base_height, read_stacks, stack_crops
 
 
-def reference_chances(weights, x, scalars):
-    """The same network written out loop by loop (NCHW, as PyTorch trains it)."""
-    k = 0
-    while f"conv{k}.w" in weights:
-        w, b = weights[f"conv{k}.w"], weights[f"conv{k}.b"]
-        n, c, h, wd = x.shape
-        padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
-        y = np.zeros((n, len(w), h, wd))
-        for o in range(len(w)):
-            for dy in range(3):
-                for dx in range(3):
-                    y[:, o] += np.einsum("nchw,c->nhw", padded[:, :, dy:dy + h, dx:dx + wd], w[o, :, dy, dx])
-            y[:, o] += b[o]
-        y = np.maximum(y, 0)
-        x = y.reshape(n, len(w), h // 2, 2, wd // 2, 2).max(axis=(3, 5))
-        k += 1
-    x = np.concatenate([x.reshape(len(x), -1), scalars], axis=1)
-    hidden = np.maximum(x @ weights["fc1.w"].T + weights["fc1.b"], 0)
-    logits = hidden @ weights["fc2.w"].T + weights["fc2.b"]
-    e = np.exp(logits - logits.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
-
-
-def test_the_numpy_network_computes_what_it_was_trained_as():
+def test_the_network_computes_what_it_was_trained_as():
     rng = np.random.default_rng(0)
     weights = {"conv0.w": rng.normal(0, 0.3, (5, 6, 3, 3)), "conv0.b": rng.normal(0, 0.1, 5),
                "conv1.w": rng.normal(0, 0.3, (7, 5, 3, 3)), "conv1.b": rng.normal(0, 0.1, 7),
