@@ -123,4 +123,3 @@ def train_and_write(make_net, x, scalars, labels, epochs: int, seed: int, augmen
     (out_dir / f"{name}.calibration.json").write_text(json.dumps(
         {k: {"chance": [round(v, 4) for v in a], "right": [round(v, 4) for v in b]} for k, (a, b) in calibration.items()}) + "\n")
     print(f"model -> {out} ({out.stat().st_size // 1024} KiB)")
-
