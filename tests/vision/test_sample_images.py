@@ -50,7 +50,7 @@ def test_confident_stacks_have_the_right_owner_and_doubtful_ones_are_flagged(sam
             assert reading._public(cell) in flagged, (cell, st)
 
 
-def test_a_photo_read_a_disc_too_tall_is_kept_to_the_set_and_the_lowered_stacks_flagged():
+def test_a_photo_read_with_more_discs_than_a_set_has_is_kept_to_the_set_and_the_lowered_stacks_flagged():
     """s057 is read with more discs of a colour than a set has (a disc's colour misread). The
     reading keeps to the set's 8 by lowering a stack, says so, and flags the lowered stack for the
     player to check."""
