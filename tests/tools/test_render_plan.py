@@ -71,3 +71,24 @@ def test_a_plan_is_written_into_a_folder_that_does_not_exist_yet(tmp_path):
     plan.main(["--count", "30", "--seed", "99", "--games-only", "--out", str(out)])
     specs = json.loads(out.read_text())
     assert specs and all(s["source"] == "random-game" for s in specs)
+
+
+def test_a_plan_kept_to_one_tilt_band_has_only_its_photos_in_every_edition(tmp_path):
+    out = tmp_path / "plan.json"
+    plan.main(["--count", "45", "--seed", "3", "--games-only", "--tilts", "0-15", "--out", str(out)])
+    specs = json.loads(out.read_text())
+    whole = [s for s in plan.make_plan(45, seed=3) if s["source"] == "random-game"]
+    assert [s["name"] for s in specs] == [s["name"] for s in whole if s["tilt_band"] == "0-15"]
+    assert {s["tilt_band"] for s in specs} == {"0-15"}
+    assert {s["edition"] for s in specs} == set(plan.EDITIONS)
+
+
+def test_an_unknown_tilt_band_is_refused_with_the_bands_there_are(tmp_path, capsys):
+    try:
+        plan.main(["--count", "9", "--tilts", "0-90", "--out", str(tmp_path / "plan.json")])
+    except SystemExit as exit:
+        assert exit.code == 2
+    else:
+        raise AssertionError("an unknown tilt band was accepted")
+    assert "0-15" in capsys.readouterr().err
+    assert not (tmp_path / "plan.json").exists()

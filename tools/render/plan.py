@@ -98,6 +98,7 @@ def main(argv=None):
                     help="features the midgame and finished positions look for in turn "
                          "(e.g. hole,tall-stack for a training set rich in the rare cases; any = none)")
     ap.add_argument("--phases", help=f"keep only these phases (comma-separated, of {','.join(PHASES)})")
+    ap.add_argument("--tilts", help=f"keep only these tilt bands (comma-separated, of {','.join(TILT_BANDS)})")
     ap.add_argument("--out", default=str(HERE / "sample_plan.json"))
     args = ap.parse_args(argv)
     wants = [None if w == "any" else w for w in args.wants.split(",")]
@@ -112,6 +113,11 @@ def main(argv=None):
         if set(phases) - set(PHASES):
             ap.error(f"unknown --phases {sorted(set(phases) - set(PHASES))}: choose from {PHASES}")
         specs = [s for s in specs if s["phase"] in phases]
+    if args.tilts:
+        tilts = args.tilts.split(",")
+        if set(tilts) - set(TILT_BANDS):
+            ap.error(f"unknown --tilts {sorted(set(tilts) - set(TILT_BANDS))}: choose from {TILT_BANDS}")
+        specs = [s for s in specs if s["tilt_band"] in tilts]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(specs, indent=1) + "\n")
