@@ -43,11 +43,13 @@ def analyze_photo(source, profile=None) -> PhotoReading:
     stack_cells = set(first.tiles) | ring(first.tiles)
     stacks = read_stacks(colours, geo, profile, sorted(stack_cells), first.tiles, edges)
     tiles = classify_tiles(colours, geo, cells, outline, stacks.hidden, first, set(stacks.stacks))
-    lap("cells_s")
     world, ignored = _world_cells(tiles.tiles)
     if not world:
         raise NoWorldFoundError("no EXXIT World found: a hex pattern was fitted but no tile could be read")
     relevant = world | ring(world)                            # the World and its perimeter
+    if relevant - stack_cells:                                # beside tiles the first read missed
+        stacks = read_stacks(colours, geo, profile, sorted(stack_cells | relevant), tiles.tiles, edges)
+    lap("cells_s")
     tiles.cells = {c: rd for c, rd in tiles.cells.items() if c in relevant}
     stacks.stacks = {c: st for c, st in stacks.stacks.items() if c in relevant}
     origin = _origin(tiles.tiles)
