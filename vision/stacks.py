@@ -44,7 +44,7 @@ CONFIDENT = 0.8                  # reads at or above it are sure; below, flagged
 LOWERED_CONFIDENCE = 0.5         # at most, of a stack read lower than it looks to keep to the set
 SIDE_READ_LOSS = 0.7             # log(right / wrong) of a side colour read (samples, dev renders: 52 to 25)
 ACTIVITY_GATE = 0.05             # edge activity (edge_activity) under which a cell is not measured (dev renders:
-                                 # at 0.15, 4 of 434 stacks fell under it, at 0.08-0.13; the network reads them)
+                                 # at 0.15, 5 of 451 stacks fell under it, at 0.08-0.13; the network reads them)
 
 
 @dataclass
