@@ -19,6 +19,17 @@ NAMES = sorted(p.stem for p in SAMPLES.glob("*.json") if p.with_suffix(".jpg").e
                and json.loads(p.read_text()).get("format") == "exxit-sample/1")[:12]
 
 
+def _our_cell(reading, truth_cell: dict) -> tuple:
+    """The reading's lattice cell under a cell of the truth's `pixels` (its pixel in the photo)."""
+    geo = reading.geometry
+    return plane_to_cell(*geo.work_to_plane(np.array([truth_cell["pixel"]]) * geo.scale)[0])
+
+
+def _flagged_stacks(reading) -> set:
+    """The cells (as reported) of the stacks the reading flags as uncertain."""
+    return {tuple(c) for w in reading.warnings if w["code"] == "uncertain-stacks" for c in w["cells"]}
+
+
 @pytest.fixture(scope="module", params=NAMES)
 def sample(request):
     truth = json.loads((SAMPLES / f"{request.param}.json").read_text())
@@ -26,9 +37,7 @@ def sample(request):
         reading = vision.analyze_photo(SAMPLES / f"{request.param}.jpg", truth["meta"]["edition"])
     except vision.NoWorldFoundError:
         pytest.skip("no World found (an honest exit 3; counted by the benchmark)")
-    geo = reading.geometry
-    to_ours = {(c["q"], c["r"]): plane_to_cell(*geo.work_to_plane(np.array([c["pixel"]]) * geo.scale)[0])
-               for c in truth["pixels"]["cells"]}
+    to_ours = {(c["q"], c["r"]): _our_cell(reading, c) for c in truth["pixels"]["cells"]}
     return truth, reading, to_ours
 
 
@@ -43,7 +52,7 @@ def test_confident_tiles_are_right(sample):
 def test_confident_stacks_have_the_right_owner_and_doubtful_ones_are_flagged(sample):
     truth, reading, to_ours = sample
     owners = {to_ours[(s["q"], s["r"])]: s["discs"][-1] for s in truth["position"]["stacks"]}
-    flagged = {tuple(c) for w in reading.warnings if w["code"] == "uncertain-stacks" for c in w["cells"]}
+    flagged = _flagged_stacks(reading)
     for cell, st in reading.stacks.stacks.items():
         if st.confidence >= CONFIDENT:
             assert st.top == owners.get(cell, st.top), (cell, st)
@@ -91,11 +100,8 @@ def test_a_stack_beside_a_tile_the_first_tile_read_missed_is_found():
     name = "s009-midgame-blackwhite-tilt35_60"
     truth = json.loads((SAMPLES / f"{name}.json").read_text())
     reading = vision.analyze_photo(SAMPLES / f"{name}.jpg", truth["meta"]["edition"])
-    geo = reading.geometry
-    pixel = next(c["pixel"] for c in truth["pixels"]["cells"] if (c["q"], c["r"]) == (0, -3))
-    cell = plane_to_cell(*geo.work_to_plane(np.array([pixel]) * geo.scale)[0])
+    cell = _our_cell(reading, next(c for c in truth["pixels"]["cells"] if (c["q"], c["r"]) == (0, -3)))
     assert cell not in reading.tiles.tiles
     stack = reading.stacks.stacks[cell]
     assert stack.top == "black"
-    flagged = {tuple(c) for w in reading.warnings if w["code"] == "uncertain-stacks" for c in w["cells"]}
-    assert stack.height == 6 or reading._public(cell) in flagged
+    assert stack.height == 6 or reading._public(cell) in _flagged_stacks(reading)

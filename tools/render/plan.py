@@ -108,16 +108,12 @@ def main(argv=None):
     specs = make_plan(args.count, args.seed, args.hand_only, wants)
     if args.games_only:
         specs = [s for s in specs if s["source"] == "random-game"]
-    if args.phases:
-        phases = args.phases.split(",")
-        if set(phases) - set(PHASES):
-            ap.error(f"unknown --phases {sorted(set(phases) - set(PHASES))}: choose from {PHASES}")
-        specs = [s for s in specs if s["phase"] in phases]
-    if args.tilts:
-        tilts = args.tilts.split(",")
-        if set(tilts) - set(TILT_BANDS):
-            ap.error(f"unknown --tilts {sorted(set(tilts) - set(TILT_BANDS))}: choose from {TILT_BANDS}")
-        specs = [s for s in specs if s["tilt_band"] in tilts]
+    for option, field, choices in (("phases", "phase", PHASES), ("tilts", "tilt_band", TILT_BANDS)):
+        if getattr(args, option):
+            kept = getattr(args, option).split(",")
+            if set(kept) - set(choices):
+                ap.error(f"unknown --{option} {sorted(set(kept) - set(choices))}: choose from {choices}")
+            specs = [s for s in specs if s[field] in kept]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(specs, indent=1) + "\n")
