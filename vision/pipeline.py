@@ -47,11 +47,12 @@ def analyze_photo(source, profile=None) -> PhotoReading:
     if not world:
         raise NoWorldFoundError("no EXXIT World found: a hex pattern was fitted but no tile could be read")
     relevant = world | ring(world)                            # the World and its perimeter
-    if relevant - stack_cells:                                # beside tiles the first read missed
-        stacks = read_stacks(colours, geo, profile, sorted(stack_cells | relevant), tiles.tiles, edges)
+    # read again: beside tiles the first read missed, or without stacks outside (their discs would
+    # count against the set's in keep_to_the_set)
+    if relevant - stack_cells or set(stacks.stacks) - relevant:
+        stacks = read_stacks(colours, geo, profile, sorted(relevant), tiles.tiles, edges)
     lap("cells_s")
     tiles.cells = {c: rd for c, rd in tiles.cells.items() if c in relevant}
-    stacks.stacks = {c: st for c, st in stacks.stacks.items() if c in relevant}
     origin = _origin(tiles.tiles)
     uncertain_tiles = [c for c, rd in tiles.cells.items() if rd.confidence < TILE_CONFIDENT]
     uncertain_stacks = [c for c, s in stacks.stacks.items() if s.confidence < STACK_CONFIDENT]

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 import vision
+import vision.stacks
 from vision.convnet import ConvNet
-from vision.hexgrid import plane_to_cell
+from vision.hexgrid import plane_to_cell, ring
 from vision.stacks import CONFIDENT
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
@@ -105,3 +106,48 @@ def test_a_stack_beside_a_tile_the_first_tile_read_missed_is_found():
     stack = reading.stacks.stacks[cell]
     assert stack.top == "black"
     assert stack.height == 6 or reading._public(cell) in _flagged_stacks(reading)
+
+
+class _ReadingTallStacksOutside:
+    """The shipped stack network, but certain of a 5-disc stack on every cell it weighs outside
+    `inside`; `measured` is the list of cells it is about to weigh (set by stack_crops)."""
+
+    def __init__(self, net, inside: set):
+        self.net, self.inside, self.measured, self.phantoms = net, inside, [], set()
+
+    def probabilities(self, x, scalars):
+        p = self.net.probabilities(x, scalars)
+        for k, cell in enumerate(self.measured):
+            if cell not in self.inside:
+                p[k] = 0.0
+                p[k, 5] = 1.0
+                self.phantoms.add(cell)
+        return p
+
+    def confidence(self, kind, chance):
+        return self.net.confidence(kind, chance)
+
+
+def test_stacks_read_beyond_the_worlds_perimeter_do_not_count_against_the_set(monkeypatch):
+    """s040's first look reaches cells beyond the perimeter of the World it settles on. Were tall
+    stacks read there, they are left out, and the World's stacks are read as if they were not:
+    their discs do not count against the set's (so no stack in the World is lowered for them)."""
+    name = "s040-midgame-blackwhite-tilt15_35"
+    truth = json.loads((SAMPLES / f"{name}.json").read_text())
+    plain = vision.analyze_photo(SAMPLES / f"{name}.jpg", truth["meta"]["edition"])
+    world = set(plain.tiles.tiles)
+    fake = _ReadingTallStacksOutside(ConvNet.shipped("stack_net"), world | ring(world))
+    shipped, crops = ConvNet.shipped, vision.stacks.stack_crops
+
+    def stack_crops(colours, geo, profile, measured, tiles):
+        fake.measured = list(measured)
+        return crops(colours, geo, profile, measured, tiles)
+
+    monkeypatch.setattr(vision.stacks, "stack_crops", stack_crops)
+    monkeypatch.setattr(ConvNet, "shipped", staticmethod(lambda name: fake if name == "stack_net" else shipped(name)))
+    reading = vision.analyze_photo(SAMPLES / f"{name}.jpg", truth["meta"]["edition"])
+    assert fake.phantoms, "the first look weighed no cell beyond the perimeter"
+    assert set(reading.tiles.tiles) == world
+    assert {c: (s.height, s.discs) for c, s in reading.stacks.stacks.items()} == \
+           {c: (s.height, s.discs) for c, s in plain.stacks.stacks.items()}
+    assert not any(w["code"] == "lowered-to-the-set" for w in reading.warnings)
