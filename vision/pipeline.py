@@ -61,10 +61,9 @@ def analyze_photo(source, profile=None) -> PhotoReading:
         {(c[0] - origin[0], c[1] - origin[1]): v for c, v in tiles.tiles.items()},
         {(c[0] - origin[0], c[1] - origin[1]): tuple(s.discs) for c, s in stacks.stacks.items()},
         shift(uncertain_tiles), shift(uncertain_stacks))
-    lowered = [c for c in stacks.lowered if c in stacks.stacks]
-    if lowered:
-        warnings.append({"code": "lowered-to-the-set", "cells": [list(c) for c in sorted(shift(lowered))],
-                         "message": f"{len(lowered)} stack(s) read lower than they look, to keep to the "
+    if stacks.lowered:
+        warnings.append({"code": "lowered-to-the-set", "cells": [list(c) for c in sorted(shift(stacks.lowered))],
+                         "message": f"{len(stacks.lowered)} stack(s) read lower than they look, to keep to the "
                                     f"{DISCS_PER_COLOUR} discs of a colour a set has; please check"})
     if ignored:
         warnings.append({"code": "ignored-tiles", "cells": [list(c) for c in sorted(shift(ignored))],

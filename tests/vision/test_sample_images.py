@@ -61,11 +61,26 @@ def test_confident_stacks_have_the_right_owner_and_doubtful_ones_are_flagged(sam
             assert reading._public(cell) in flagged, (cell, st)
 
 
-class _ReadingEveryStackADiscTaller:
-    """The shipped stack network, its chances of each height moved one disc up."""
+def _use_as_stack_net(monkeypatch, wrap) -> None:
+    """Make the reader use `wrap(the shipped stack network)` as its stack network."""
+    shipped = ConvNet.shipped
+    monkeypatch.setattr(ConvNet, "shipped", staticmethod(
+        lambda name: wrap(shipped(name)) if name == "stack_net" else shipped(name)))
+
+
+class _ShippedStackNet:
+    """The shipped stack network (`net`), with its calibrated confidences; subclasses change its
+    chances."""
 
     def __init__(self, net):
         self.net = net
+
+    def confidence(self, kind, chance):
+        return self.net.confidence(kind, chance)
+
+
+class _ReadingEveryStackADiscTaller(_ShippedStackNet):
+    """The shipped stack network, its chances of each height moved one disc up."""
 
     def probabilities(self, x, scalars):
         p = self.net.probabilities(x, scalars)
@@ -73,17 +88,12 @@ class _ReadingEveryStackADiscTaller:
         taller[:, 0], taller[:, 2:] = p[:, 0], p[:, 1:-1]
         return taller
 
-    def confidence(self, kind, chance):
-        return self.net.confidence(kind, chance)
-
 
 def test_a_photo_read_with_more_discs_than_a_set_has_is_kept_to_the_set_and_the_lowered_stacks_flagged(monkeypatch):
     """s057's eleven stacks read a disc too tall each hold more discs of a colour than a set has.
     The reading keeps to the set's 8 by lowering stacks, says so, and flags the lowered stacks for
     the player to check."""
-    shipped = ConvNet.shipped
-    monkeypatch.setattr(ConvNet, "shipped", staticmethod(
-        lambda name: _ReadingEveryStackADiscTaller(shipped(name)) if name == "stack_net" else shipped(name)))
+    _use_as_stack_net(monkeypatch, _ReadingEveryStackADiscTaller)
     name = "s057-finished-blackwhite-tilt35_60"
     truth = json.loads((SAMPLES / f"{name}.json").read_text())
     reading = vision.analyze_photo(SAMPLES / f"{name}.jpg", truth["meta"]["edition"])
@@ -108,12 +118,13 @@ def test_a_stack_beside_a_tile_the_first_tile_read_missed_is_found():
     assert stack.height == 6 or reading._public(cell) in _flagged_stacks(reading)
 
 
-class _ReadingTallStacksOutside:
+class _ReadingTallStacksOutside(_ShippedStackNet):
     """The shipped stack network, but certain of a 5-disc stack on every cell it weighs outside
     `inside`; `measured` is the list of cells it is about to weigh (set by stack_crops)."""
 
     def __init__(self, net, inside: set):
-        self.net, self.inside, self.measured, self.phantoms = net, inside, [], set()
+        super().__init__(net)
+        self.inside, self.measured, self.phantoms = inside, [], set()
 
     def probabilities(self, x, scalars):
         p = self.net.probabilities(x, scalars)
@@ -123,9 +134,6 @@ class _ReadingTallStacksOutside:
                 p[k, 5] = 1.0
                 self.phantoms.add(cell)
         return p
-
-    def confidence(self, kind, chance):
-        return self.net.confidence(kind, chance)
 
 
 def test_stacks_read_beyond_the_worlds_perimeter_do_not_count_against_the_set(monkeypatch):
@@ -137,14 +145,14 @@ def test_stacks_read_beyond_the_worlds_perimeter_do_not_count_against_the_set(mo
     plain = vision.analyze_photo(SAMPLES / f"{name}.jpg", truth["meta"]["edition"])
     world = set(plain.tiles.tiles)
     fake = _ReadingTallStacksOutside(ConvNet.shipped("stack_net"), world | ring(world))
-    shipped, crops = ConvNet.shipped, vision.stacks.stack_crops
+    crops = vision.stacks.stack_crops
 
     def stack_crops(colours, geo, profile, measured, tiles):
         fake.measured = list(measured)
         return crops(colours, geo, profile, measured, tiles)
 
     monkeypatch.setattr(vision.stacks, "stack_crops", stack_crops)
-    monkeypatch.setattr(ConvNet, "shipped", staticmethod(lambda name: fake if name == "stack_net" else shipped(name)))
+    _use_as_stack_net(monkeypatch, lambda net: fake)
     reading = vision.analyze_photo(SAMPLES / f"{name}.jpg", truth["meta"]["edition"])
     assert fake.phantoms, "the first look weighed no cell beyond the perimeter"
     assert set(reading.tiles.tiles) == world
