@@ -47,9 +47,9 @@ def analyze_photo(source, profile=None) -> PhotoReading:
     if not world:
         raise NoWorldFoundError("no EXXIT World found: a hex pattern was fitted but no tile could be read")
     relevant = world | ring(world)                            # the World and its perimeter
-    # read again: beside tiles the first read missed, or without stacks outside (their discs would
-    # count against the set's in keep_to_the_set)
-    if relevant - stack_cells or set(stacks.stacks) - relevant:
+    # read again: beside tiles the first read missed, without stacks outside (their discs would
+    # count against the set's in keep_to_the_set), or on a tile added to complete the diamond
+    if relevant - stack_cells or set(stacks.stacks) - relevant or set(stacks.stacks) & set(tiles.added):
         stacks = read_stacks(colours, geo, profile, sorted(relevant), tiles.tiles, edges)
     lap("cells_s")
     tiles.cells = {c: rd for c, rd in tiles.cells.items() if c in relevant}
@@ -65,6 +65,10 @@ def analyze_photo(source, profile=None) -> PhotoReading:
         warnings.append({"code": "lowered-to-the-set", "cells": [list(c) for c in sorted(shift(stacks.lowered))],
                          "message": f"{len(stacks.lowered)} stack(s) read lower than they look, to keep to the "
                                     f"{DISCS_PER_COLOUR} discs of a colour a set has; please check"})
+    if tiles.added:
+        warnings.append({"code": "added-to-the-diamond", "cells": [list(c) for c in sorted(shift(tiles.added))],
+                         "message": f"{len(tiles.added)} tile(s) the photo shows only faintly read as tiles, as every "
+                                    "game has at least 2 tiles of each colour; please check"})
     if ignored:
         warnings.append({"code": "ignored-tiles", "cells": [list(c) for c in sorted(shift(ignored))],
                          "message": f"{len(ignored)} tile(s) well away from the World ignored "

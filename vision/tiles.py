@@ -17,6 +17,9 @@ from .hexgrid import cells_to_plane, hexagon, neighbours, plane_to_cells, ring
 from .tile_net import tile_input
 
 CONFIDENT = 0.8                  # calibrated: tile reads at or above it were right over 99% of the time
+DIAMOND_CHANCE = 0.05            # of a tile, that lets a cell complete a colour's 2 tiles (dev renders: the
+                                 # tiles missed so were at 0.29-0.39, every other cell beside the World under 0.01)
+ADDED_CONFIDENCE = 0.5           # at most, of a tile added to complete them
 OUTLINE_RANK = 1
 FLOOR_PCT = 50
 EDGE_WEAK = 0.06                 # hexagon-outline support (2nd weakest side) a coloured tile needs
@@ -36,6 +39,7 @@ class CellRead:
 @dataclass
 class TileReading:
     cells: dict = field(default_factory=dict)    # cell -> CellRead (World, perimeter, holes)
+    added: list = field(default_factory=list)    # cells read as tiles only to complete a colour's 2 (classify_tiles)
 
     @property
     def tiles(self) -> dict:
@@ -266,7 +270,10 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.
     """The final reading of each cell once the stacks are known: the tile network weighs the
     cell's picture (vision.tile_net.tile_input) and its evidence (tile_evidence) into the chance
     of a tile; a tile's colour is the nearer of the two tile colour clusters (relearnt from these
-    tiles)."""
+    tiles). Every game's World holds the opening diamond's two tiles of each colour (tiles are
+    never taken away): where fewer of a colour are read, the likeliest cells beside them that look
+    of that colour and have at least DIAMOND_CHANCE of a tile complete them, flagged uncertain
+    (the reading's `added`)."""
     cells = list(cells)
     net = ConvNet.shipped("tile_net")
     features, medians, votes, visible = tile_evidence(colours, geo, cells, outline, hidden, first, stacked)
@@ -274,7 +281,30 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.
     is_tile = p_tile > 0.5
     conf = net.confidence("tile", np.maximum(p_tile, 1 - p_tile))
     roles = _tile_roles(colours, medians, is_tile)
-    return _reading(cells, is_tile, conf, roles, votes, visible)
+    added = _diamond_completion(colours, cells, p_tile, medians, roles)
+    for i, role in added.items():
+        is_tile[i], roles[i], conf[i] = True, (role, ADDED_CONFIDENCE), ADDED_CONFIDENCE
+    reading = _reading(cells, is_tile, conf, roles, votes, visible)
+    reading.added = sorted(cells[i] for i in added)
+    return reading
+
+
+def _diamond_completion(colours: ColourModel, cells: list, p_tile: np.ndarray, medians: np.ndarray,
+                        roles: dict) -> dict:
+    """{index: role} of the no-tile cells that complete a colour read on fewer than two tiles:
+    beside a tile, likeliest first, at least DIAMOND_CHANCE of a tile, and of that colour."""
+    tiles = {cells[i] for i in roles}
+    beside = [i for i, c in enumerate(cells) if i not in roles and p_tile[i] >= DIAMOND_CHANCE
+              and any(n in tiles for n in neighbours(c))]
+    candidate_roles = _tile_roles(colours, medians, np.isin(np.arange(len(cells)), beside), relearn=False)
+    added = {}
+    for role in ("white", "black"):
+        lacking = 2 - sum(1 for r, _ in roles.values() if r == role)
+        for i in sorted(beside, key=lambda i: -p_tile[i]):
+            if lacking > 0 and candidate_roles[i][0] == role:
+                added[i] = role
+                lacking -= 1
+    return added
 
 
 def _tile_roles(colours: ColourModel, medians: np.ndarray, is_tile: np.ndarray, relearn=True) -> dict:

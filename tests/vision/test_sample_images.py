@@ -11,6 +11,7 @@ import pytest
 
 import vision
 import vision.stacks
+import vision.tiles
 from vision.convnet import ConvNet
 from vision.hexgrid import plane_to_cell, ring
 from vision.stacks import CONFIDENT
@@ -159,3 +160,61 @@ def test_stacks_read_beyond_the_worlds_perimeter_do_not_count_against_the_set(mo
     assert {c: (s.height, s.discs) for c, s in reading.stacks.stacks.items()} == \
            {c: (s.height, s.discs) for c, s in plain.stacks.stacks.items()}
     assert not any(w["code"] == "lowered-to-the-set" for w in reading.warnings)
+
+
+class _DoubtingATile:
+    """The shipped tile network, but its chance of a tile on `cell` only `chance`; `weighed` is the
+    list of cells it is about to weigh (set by tile_input)."""
+
+    def __init__(self, net, cell, chance):
+        self.net, self.cell, self.chance, self.weighed = net, cell, chance, []
+
+    def confidence(self, kind, chance):
+        return self.net.confidence(kind, chance)
+
+    def probabilities(self, x, features):
+        p = self.net.probabilities(x, features)
+        if self.cell in self.weighed:
+            k = self.weighed.index(self.cell)
+            p[k] = [1 - self.chance, self.chance]
+        return p
+
+
+def test_a_colour_read_on_one_tile_gets_the_faint_second_tile_every_game_has(monkeypatch):
+    """In s002's opening the black tile at (1, -1) holds a black disc. Were the tile network to
+    give that tile only a 0.3 chance, the World would hold one black tile, which no game has: the
+    tile is read after all, as black, flagged for the player to check, and the stack on it is read
+    standing on a tile."""
+    name = "s002-opening-redblack-tilt15_35"
+    truth = json.loads((SAMPLES / f"{name}.json").read_text())
+    plain = vision.analyze_photo(SAMPLES / f"{name}.jpg", truth["meta"]["edition"])
+    cell = _our_cell(plain, next(c for c in truth["pixels"]["cells"] if (c["q"], c["r"]) == (1, -1)))
+    assert plain.tiles.tiles.get(cell) == "black" and plain.stacks.stacks[cell].on_tile
+    doubting = _DoubtingATile(ConvNet.shipped("tile_net"), cell, 0.3)
+    tile_input = vision.tiles.tile_input
+
+    def weighed_tile_input(colours, geo, cells, hidden):
+        doubting.weighed = list(cells)
+        return tile_input(colours, geo, cells, hidden)
+
+    monkeypatch.setattr(vision.tiles, "tile_input", weighed_tile_input)
+    shipped = ConvNet.shipped
+    monkeypatch.setattr(ConvNet, "shipped", staticmethod(
+        lambda name: doubting if name == "tile_net" else shipped(name)))
+    reading = vision.analyze_photo(SAMPLES / f"{name}.jpg", truth["meta"]["edition"])
+    assert reading.tiles.tiles == plain.tiles.tiles
+    assert reading.stacks.stacks[cell].on_tile and reading.stacks.stacks[cell].top == "black"
+    codes = {w["code"]: {tuple(c) for c in w["cells"]} for w in reading.warnings}
+    assert codes["added-to-the-diamond"] == {reading._public(cell)} <= codes["uncertain-tiles"]
+    assert "too-few-tiles" not in codes
+
+
+@pytest.mark.parametrize("name", ["s004-midgame-silverred-tilt0_15", "s007-midgame-blackwhite-tilt0_15"])
+def test_a_rule_text_diagram_with_one_black_tile_gets_no_tile_it_does_not_show(name):
+    """The rule texts draw Worlds of three tiles, one of them black, which no game reaches. Read
+    from a photo, they keep their single black tile (and the reading says it is unusual)."""
+    truth = json.loads((SAMPLES / f"{name}.json").read_text())
+    reading = vision.analyze_photo(SAMPLES / f"{name}.jpg", truth["meta"]["edition"])
+    assert sorted(reading.tiles.tiles.values()) == sorted(t["colour"] for t in truth["position"]["tiles"])
+    codes = {w["code"] for w in reading.warnings}
+    assert "too-few-tiles" in codes and "added-to-the-diamond" not in codes

@@ -257,6 +257,17 @@ def test_a_stack_lowered_to_keep_to_the_set_is_named_and_marked(page, live_serve
     assert page.locator("#diagram .stack[data-cell='2,-1'] .low-confidence").count() == 1
 
 
+def test_a_tile_added_to_complete_the_diamond_is_named_and_marked(page, live_server, server_app):
+    record = store_example(server_app, warnings=[
+        {"code": "added-to-the-diamond", "cells": [[2, 0]],
+         "message": "1 tile(s) the photo shows only faintly read as tiles, as every game has at least 2 tiles "
+                    "of each colour; please check"}])
+    page.goto(f"{live_server}/a/{record}")
+    page.wait_for_selector("body[data-ready='1']")
+    assert "shows only faintly" in page.inner_text("#warnings")
+    assert page.locator("#diagram .low-confidence").count() == 1
+
+
 def test_an_impossible_reading_is_corrected_on_its_page(page, live_server, server_app):
     """A stack read one disc too tall makes 9 White discs: the page says why the position cannot
     occur, tells what to do, and answers once the stack is lowered."""

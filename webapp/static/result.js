@@ -175,7 +175,7 @@
   const cellsNamed = (codes) => new Set((record.reading.warnings || [])
     .filter((w) => w && codes.includes(w.code))
     .flatMap((w) => (w.cells || []).map((c) => key(c[0], c[1]))));
-  const tileSuspects = cellsNamed(["uncertain-tiles", "world-disconnected"]);
+  const tileSuspects = cellsNamed(["uncertain-tiles", "world-disconnected", "added-to-the-diamond"]);
   const stackSuspects = cellsNamed(["uncertain-stacks", "lowered-to-the-set", "stack-too-tall", "isolated-stack"]);
   const doubtfulCell = (k) => tileSuspects.has(k);
   const doubtfulStack = (k) => stackSuspects.has(k);
