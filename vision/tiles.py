@@ -19,7 +19,7 @@ from .tile_net import tile_input
 CONFIDENT = 0.8                  # calibrated: tile reads at or above it were right over 99% of the time
 DIAMOND_CHANCE = 0.05            # of a tile, that lets a cell complete a colour's 2 tiles (dev renders: the
                                  # tiles missed so were at 0.29-0.39, every other cell beside the World under 0.01)
-ADDED_CONFIDENCE = 0.5           # at most, of a tile added to complete them
+ADDED_CONFIDENCE = 0.5           # of a tile added to complete them (under CONFIDENT: flagged)
 OUTLINE_RANK = 1
 FLOOR_PCT = 50
 EDGE_WEAK = 0.06                 # hexagon-outline support (2nd weakest side) a coloured tile needs
