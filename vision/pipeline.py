@@ -20,6 +20,8 @@ from .sanity import sanity_warnings
 from .stacks import CONFIDENT as STACK_CONFIDENT, EdgeMap, read_stacks
 from .tiles import CONFIDENT as TILE_CONFIDENT, candidate_cells, classify_tiles, outline_support, read_tiles
 
+STEEP_VIEW_DEG = 20              # camera tilt under which a stack's side hardly shows (BENCHMARKS.md, session 19)
+
 
 def analyze_photo(source, profile=None) -> PhotoReading:
     """Read an EXXIT position from a photo (path, bytes or BGR ndarray)."""
@@ -69,6 +71,11 @@ def analyze_photo(source, profile=None) -> PhotoReading:
         warnings.append({"code": "added-to-the-diamond", "cells": [list(c) for c in sorted(shift(tiles.added))],
                          "message": f"{len(tiles.added)} tile(s) the photo shows only faintly read as tiles, as every "
                                     "game has at least 2 tiles of each colour; please check"})
+    tilt = geo.camera.tilt_deg
+    if tilt < STEEP_VIEW_DEG and any(s.height_confidence < STACK_CONFIDENT for s in stacks.stacks.values()):
+        warnings.append({"code": "view-from-above", "cells": [],
+                         "message": f"photographed from nearly straight above ({tilt:.0f}° from vertical), where "
+                                    "a stack's height hardly shows; a photo taken at 30-45° reads heights better"})
     if ignored:
         warnings.append({"code": "ignored-tiles", "cells": [list(c) for c in sorted(shift(ignored))],
                          "message": f"{len(ignored)} tile(s) well away from the World ignored "

@@ -218,3 +218,17 @@ def test_a_rule_text_diagram_with_one_black_tile_gets_no_tile_it_does_not_show(n
     assert sorted(reading.tiles.tiles.values()) == sorted(t["colour"] for t in truth["position"]["tiles"])
     codes = {w["code"] for w in reading.warnings}
     assert "too-few-tiles" in codes and "added-to-the-diamond" not in codes
+
+
+def test_a_photo_from_straight_above_with_doubtful_heights_advises_a_lower_view():
+    """From nearly straight above a stack's side hardly shows, so its height is a guess: when a
+    height is doubtful, the reading advises a photo at 30-45°. A photo at 35-60° never gets it."""
+    def advice(name):
+        truth = json.loads((SAMPLES / f"{name}.json").read_text())
+        reading = vision.analyze_photo(SAMPLES / f"{name}.jpg", truth["meta"]["edition"])
+        doubtful = any(s.height_confidence < CONFIDENT for s in reading.stacks.stacks.values())
+        return doubtful, [w["message"] for w in reading.warnings if w["code"] == "view-from-above"]
+
+    doubtful, messages = advice("s012-midgame-silverred-tilt0_15")
+    assert doubtful and len(messages) == 1 and "30-45°" in messages[0]
+    assert advice("s057-finished-blackwhite-tilt35_60")[1] == []
