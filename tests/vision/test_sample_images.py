@@ -62,16 +62,15 @@ def test_confident_stacks_have_the_right_owner_and_doubtful_ones_are_flagged(sam
             assert reading._public(cell) in flagged, (cell, st)
 
 
-def _use_as_stack_net(monkeypatch, wrap) -> None:
-    """Make the reader use `wrap(the shipped stack network)` as its stack network."""
+def _use_instead(monkeypatch, which: str, wrap) -> None:
+    """Make the reader use `wrap(the shipped network)` as its network `which` ("stack_net", "tile_net")."""
     shipped = ConvNet.shipped
     monkeypatch.setattr(ConvNet, "shipped", staticmethod(
-        lambda name: wrap(shipped(name)) if name == "stack_net" else shipped(name)))
+        lambda name: wrap(shipped(name)) if name == which else shipped(name)))
 
 
-class _ShippedStackNet:
-    """The shipped stack network (`net`), with its calibrated confidences; subclasses change its
-    chances."""
+class _ShippedNet:
+    """A shipped network (`net`), with its calibrated confidences; subclasses change its chances."""
 
     def __init__(self, net):
         self.net = net
@@ -80,7 +79,7 @@ class _ShippedStackNet:
         return self.net.confidence(kind, chance)
 
 
-class _ReadingEveryStackADiscTaller(_ShippedStackNet):
+class _ReadingEveryStackADiscTaller(_ShippedNet):
     """The shipped stack network, its chances of each height moved one disc up."""
 
     def probabilities(self, x, scalars):
@@ -94,7 +93,7 @@ def test_a_photo_read_with_more_discs_than_a_set_has_is_kept_to_the_set_and_the_
     """s057's eleven stacks read a disc too tall each hold more discs of a colour than a set has.
     The reading keeps to the set's 8 by lowering stacks, says so, and flags the lowered stacks for
     the player to check."""
-    _use_as_stack_net(monkeypatch, _ReadingEveryStackADiscTaller)
+    _use_instead(monkeypatch, "stack_net", _ReadingEveryStackADiscTaller)
     name = "s057-finished-blackwhite-tilt35_60"
     truth = json.loads((SAMPLES / f"{name}.json").read_text())
     reading = vision.analyze_photo(SAMPLES / f"{name}.jpg", truth["meta"]["edition"])
@@ -119,7 +118,7 @@ def test_a_stack_beside_a_tile_the_first_tile_read_missed_is_found():
     assert stack.height == 6 or reading._public(cell) in _flagged_stacks(reading)
 
 
-class _ReadingTallStacksOutside(_ShippedStackNet):
+class _ReadingTallStacksOutside(_ShippedNet):
     """The shipped stack network, but certain of a 5-disc stack on every cell it weighs outside
     `inside`; `measured` is the list of cells it is about to weigh (set by stack_crops)."""
 
@@ -153,7 +152,7 @@ def test_stacks_read_beyond_the_worlds_perimeter_do_not_count_against_the_set(mo
         return crops(colours, geo, profile, measured, tiles)
 
     monkeypatch.setattr(vision.stacks, "stack_crops", stack_crops)
-    _use_as_stack_net(monkeypatch, lambda net: fake)
+    _use_instead(monkeypatch, "stack_net", lambda net: fake)
     reading = vision.analyze_photo(SAMPLES / f"{name}.jpg", truth["meta"]["edition"])
     assert fake.phantoms, "the first look weighed no cell beyond the perimeter"
     assert set(reading.tiles.tiles) == world
@@ -162,15 +161,13 @@ def test_stacks_read_beyond_the_worlds_perimeter_do_not_count_against_the_set(mo
     assert not any(w["code"] == "lowered-to-the-set" for w in reading.warnings)
 
 
-class _DoubtingATile:
+class _DoubtingATile(_ShippedNet):
     """The shipped tile network, but its chance of a tile on `cell` only `chance`; `weighed` is the
     list of cells it is about to weigh (set by tile_input)."""
 
     def __init__(self, net, cell, chance):
-        self.net, self.cell, self.chance, self.weighed = net, cell, chance, []
-
-    def confidence(self, kind, chance):
-        return self.net.confidence(kind, chance)
+        super().__init__(net)
+        self.cell, self.chance, self.weighed = cell, chance, []
 
     def probabilities(self, x, features):
         p = self.net.probabilities(x, features)
@@ -198,9 +195,7 @@ def test_a_colour_read_on_one_tile_gets_the_faint_second_tile_every_game_has(mon
         return tile_input(colours, geo, cells, hidden)
 
     monkeypatch.setattr(vision.tiles, "tile_input", weighed_tile_input)
-    shipped = ConvNet.shipped
-    monkeypatch.setattr(ConvNet, "shipped", staticmethod(
-        lambda name: doubting if name == "tile_net" else shipped(name)))
+    _use_instead(monkeypatch, "tile_net", lambda net: doubting)
     reading = vision.analyze_photo(SAMPLES / f"{name}.jpg", truth["meta"]["edition"])
     assert reading.tiles.tiles == plain.tiles.tiles
     assert reading.stacks.stacks[cell].on_tile and reading.stacks.stacks[cell].top == "black"
