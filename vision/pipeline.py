@@ -59,16 +59,17 @@ def analyze_photo(source, profile=None) -> PhotoReading:
     uncertain_tiles = [c for c, rd in tiles.cells.items() if rd.confidence < TILE_CONFIDENT]
     uncertain_stacks = [c for c, s in stacks.stacks.items() if s.confidence < STACK_CONFIDENT]
     shift = lambda cs: [(c[0] - origin[0], c[1] - origin[1]) for c in cs]
+    listed = lambda cs: [list(c) for c in sorted(shift(cs))]           # as a warning names cells
     warnings = sanity_warnings(
         {(c[0] - origin[0], c[1] - origin[1]): v for c, v in tiles.tiles.items()},
         {(c[0] - origin[0], c[1] - origin[1]): tuple(s.discs) for c, s in stacks.stacks.items()},
         shift(uncertain_tiles), shift(uncertain_stacks))
     if stacks.lowered:
-        warnings.append({"code": "lowered-to-the-set", "cells": [list(c) for c in sorted(shift(stacks.lowered))],
+        warnings.append({"code": "lowered-to-the-set", "cells": listed(stacks.lowered),
                          "message": f"{len(stacks.lowered)} stack(s) read lower than they look, to keep to the "
                                     f"{DISCS_PER_COLOUR} discs of a colour a set has; please check"})
     if tiles.added:
-        warnings.append({"code": "added-to-the-diamond", "cells": [list(c) for c in sorted(shift(tiles.added))],
+        warnings.append({"code": "added-to-the-diamond", "cells": listed(tiles.added),
                          "message": f"{len(tiles.added)} tile(s) the photo shows only faintly read as tiles, as every "
                                     "game has at least 2 tiles of each colour; please check"})
     tilt = geo.camera.tilt_deg
@@ -77,7 +78,7 @@ def analyze_photo(source, profile=None) -> PhotoReading:
                          "message": f"photographed from nearly straight above ({tilt:.0f}° from vertical), where "
                                     "a stack's height hardly shows; a photo taken at 30-45° reads heights better"})
     if ignored:
-        warnings.append({"code": "ignored-tiles", "cells": [list(c) for c in sorted(shift(ignored))],
+        warnings.append({"code": "ignored-tiles", "cells": listed(ignored),
                          "message": f"{len(ignored)} tile(s) well away from the World ignored "
                                     "(the supply or spare pieces?)"})
     timing["total_s"] = time.perf_counter() - t0

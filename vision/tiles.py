@@ -293,17 +293,18 @@ def _diamond_completion(colours: ColourModel, cells: list, p_tile: np.ndarray, m
                         roles: dict) -> dict:
     """{index: role} of the no-tile cells that complete a colour read on fewer than two tiles:
     beside a tile, likeliest first, at least DIAMOND_CHANCE of a tile, and of that colour."""
+    lacking = {role: 2 - sum(1 for r, _ in roles.values() if r == role) for role in ("white", "black")}
+    if max(lacking.values()) <= 0:
+        return {}
     tiles = {cells[i] for i in roles}
-    beside = [i for i, c in enumerate(cells) if i not in roles and p_tile[i] >= DIAMOND_CHANCE
-              and any(n in tiles for n in neighbours(c))]
-    candidate_roles = _tile_roles(colours, medians, np.isin(np.arange(len(cells)), beside), relearn=False)
+    beside = np.array([i not in roles and p_tile[i] >= DIAMOND_CHANCE and any(n in tiles for n in neighbours(c))
+                       for i, c in enumerate(cells)], bool)
+    candidates = _tile_roles(colours, medians, beside, relearn=False)
     added = {}
-    for role in ("white", "black"):
-        lacking = 2 - sum(1 for r, _ in roles.values() if r == role)
-        for i in sorted(beside, key=lambda i: -p_tile[i]):
-            if lacking > 0 and candidate_roles[i][0] == role:
-                added[i] = role
-                lacking -= 1
+    for i, (role, _) in sorted(candidates.items(), key=lambda item: -p_tile[item[0]]):
+        if lacking[role] > 0:
+            added[i] = role
+            lacking[role] -= 1
     return added
 
 

@@ -27,6 +27,17 @@ def _our_cell(reading, truth_cell: dict) -> tuple:
     return plane_to_cell(*geo.work_to_plane(np.array([truth_cell["pixel"]]) * geo.scale)[0])
 
 
+def _read(name: str) -> tuple:
+    """(truth, reading) of the sample `name`, read with its edition's profile."""
+    truth = json.loads((SAMPLES / f"{name}.json").read_text())
+    return truth, vision.analyze_photo(SAMPLES / f"{name}.jpg", truth["meta"]["edition"])
+
+
+def _warned(reading) -> dict:
+    """{code: the cells (as reported) it names} of the reading's warnings."""
+    return {w["code"]: {tuple(c) for c in w["cells"]} for w in reading.warnings}
+
+
 def _flagged_stacks(reading) -> set:
     """The cells (as reported) of the stacks the reading flags as uncertain."""
     return {tuple(c) for w in reading.warnings if w["code"] == "uncertain-stacks" for c in w["cells"]}
@@ -34,9 +45,8 @@ def _flagged_stacks(reading) -> set:
 
 @pytest.fixture(scope="module", params=NAMES)
 def sample(request):
-    truth = json.loads((SAMPLES / f"{request.param}.json").read_text())
     try:
-        reading = vision.analyze_photo(SAMPLES / f"{request.param}.jpg", truth["meta"]["edition"])
+        truth, reading = _read(request.param)
     except vision.NoWorldFoundError:
         pytest.skip("no World found (an honest exit 3; counted by the benchmark)")
     to_ours = {(c["q"], c["r"]): _our_cell(reading, c) for c in truth["pixels"]["cells"]}
@@ -95,11 +105,10 @@ def test_a_photo_read_with_more_discs_than_a_set_has_is_kept_to_the_set_and_the_
     the player to check."""
     _use_instead(monkeypatch, "stack_net", _ReadingEveryStackADiscTaller)
     name = "s057-finished-blackwhite-tilt35_60"
-    truth = json.loads((SAMPLES / f"{name}.json").read_text())
-    reading = vision.analyze_photo(SAMPLES / f"{name}.jpg", truth["meta"]["edition"])
+    _, reading = _read(name)
     position = reading.position                      # rules accepts it
     assert all(n <= 8 for n in (sum(d.count(c) for d in position.stacks.values()) for c in ("white", "black")))
-    codes = {w["code"]: {tuple(c) for c in w["cells"]} for w in reading.warnings}
+    codes = _warned(reading)
     assert codes["lowered-to-the-set"] and codes["lowered-to-the-set"] <= codes["uncertain-stacks"]
     assert "too-many-discs" not in codes
 
@@ -109,8 +118,7 @@ def test_a_stack_beside_a_tile_the_first_tile_read_missed_is_found():
     (before the stacks are known) misses. The cells next to the tiles found on the second read are
     looked at too: the stack is found with its owner, and flagged, since its height is doubtful."""
     name = "s009-midgame-blackwhite-tilt35_60"
-    truth = json.loads((SAMPLES / f"{name}.json").read_text())
-    reading = vision.analyze_photo(SAMPLES / f"{name}.jpg", truth["meta"]["edition"])
+    truth, reading = _read(name)
     cell = _our_cell(reading, next(c for c in truth["pixels"]["cells"] if (c["q"], c["r"]) == (0, -3)))
     assert cell not in reading.tiles.tiles
     stack = reading.stacks.stacks[cell]
@@ -141,8 +149,7 @@ def test_stacks_read_beyond_the_worlds_perimeter_do_not_count_against_the_set(mo
     stacks read there, they are left out, and the World's stacks are read as if they were not:
     their discs do not count against the set's (so no stack in the World is lowered for them)."""
     name = "s040-midgame-blackwhite-tilt15_35"
-    truth = json.loads((SAMPLES / f"{name}.json").read_text())
-    plain = vision.analyze_photo(SAMPLES / f"{name}.jpg", truth["meta"]["edition"])
+    _, plain = _read(name)
     world = set(plain.tiles.tiles)
     fake = _ReadingTallStacksOutside(ConvNet.shipped("stack_net"), world | ring(world))
     crops = vision.stacks.stack_crops
@@ -153,7 +160,7 @@ def test_stacks_read_beyond_the_worlds_perimeter_do_not_count_against_the_set(mo
 
     monkeypatch.setattr(vision.stacks, "stack_crops", stack_crops)
     _use_instead(monkeypatch, "stack_net", lambda net: fake)
-    reading = vision.analyze_photo(SAMPLES / f"{name}.jpg", truth["meta"]["edition"])
+    _, reading = _read(name)
     assert fake.phantoms, "the first look weighed no cell beyond the perimeter"
     assert set(reading.tiles.tiles) == world
     assert {c: (s.height, s.discs) for c, s in reading.stacks.stacks.items()} == \
@@ -183,8 +190,7 @@ def test_a_colour_read_on_one_tile_gets_the_faint_second_tile_every_game_has(mon
     tile is read after all, as black, flagged for the player to check, and the stack on it is read
     standing on a tile."""
     name = "s002-opening-redblack-tilt15_35"
-    truth = json.loads((SAMPLES / f"{name}.json").read_text())
-    plain = vision.analyze_photo(SAMPLES / f"{name}.jpg", truth["meta"]["edition"])
+    truth, plain = _read(name)
     cell = _our_cell(plain, next(c for c in truth["pixels"]["cells"] if (c["q"], c["r"]) == (1, -1)))
     assert plain.tiles.tiles.get(cell) == "black" and plain.stacks.stacks[cell].on_tile
     doubting = _DoubtingATile(ConvNet.shipped("tile_net"), cell, 0.3)
@@ -196,10 +202,10 @@ def test_a_colour_read_on_one_tile_gets_the_faint_second_tile_every_game_has(mon
 
     monkeypatch.setattr(vision.tiles, "tile_input", weighed_tile_input)
     _use_instead(monkeypatch, "tile_net", lambda net: doubting)
-    reading = vision.analyze_photo(SAMPLES / f"{name}.jpg", truth["meta"]["edition"])
+    _, reading = _read(name)
     assert reading.tiles.tiles == plain.tiles.tiles
     assert reading.stacks.stacks[cell].on_tile and reading.stacks.stacks[cell].top == "black"
-    codes = {w["code"]: {tuple(c) for c in w["cells"]} for w in reading.warnings}
+    codes = _warned(reading)
     assert codes["added-to-the-diamond"] == {reading._public(cell)} <= codes["uncertain-tiles"]
     assert "too-few-tiles" not in codes
 
@@ -208,10 +214,9 @@ def test_a_colour_read_on_one_tile_gets_the_faint_second_tile_every_game_has(mon
 def test_a_rule_text_diagram_with_one_black_tile_gets_no_tile_it_does_not_show(name):
     """The rule texts draw Worlds of three tiles, one of them black, which no game reaches. Read
     from a photo, they keep their single black tile (and the reading says it is unusual)."""
-    truth = json.loads((SAMPLES / f"{name}.json").read_text())
-    reading = vision.analyze_photo(SAMPLES / f"{name}.jpg", truth["meta"]["edition"])
+    truth, reading = _read(name)
     assert sorted(reading.tiles.tiles.values()) == sorted(t["colour"] for t in truth["position"]["tiles"])
-    codes = {w["code"] for w in reading.warnings}
+    codes = set(_warned(reading))
     assert "too-few-tiles" in codes and "added-to-the-diamond" not in codes
 
 
@@ -219,8 +224,7 @@ def test_a_photo_from_straight_above_with_doubtful_heights_advises_a_lower_view(
     """From nearly straight above a stack's side hardly shows, so its height is a guess: when a
     height is doubtful, the reading advises a photo at 30-45°. A photo at 35-60° never gets it."""
     def advice(name):
-        truth = json.loads((SAMPLES / f"{name}.json").read_text())
-        reading = vision.analyze_photo(SAMPLES / f"{name}.jpg", truth["meta"]["edition"])
+        _, reading = _read(name)
         doubtful = any(s.height_confidence < CONFIDENT for s in reading.stacks.stacks.values())
         return doubtful, [w["message"] for w in reading.warnings if w["code"] == "view-from-above"]
 
