@@ -28,7 +28,7 @@ from vision.convnet import MODEL_DIR  # noqa: E402
 from vision.errors import VisionError  # noqa: E402
 from vision.hexgrid import plane_to_cells, ring  # noqa: E402
 from vision.loading import load_image  # noqa: E402
-from vision.pipeline import first_tile_pass, locate_world  # noqa: E402
+from vision.pipeline import locate_world  # noqa: E402
 from vision.profile import profile_from_json  # noqa: E402
 from vision.stacks import MAX_READ, place_stacks  # noqa: E402
 from vision.tile_net import tile_input  # noqa: E402
@@ -150,16 +150,15 @@ def first_read(photo: Path, truth: dict, variant: str) -> FirstRead | None:
     profile = profile_from_json(truth["profile"])
     bgr, original_pixels = variant_of(cv2.imread(str(photo), cv2.IMREAD_COLOR), variant)
     try:
-        image, colours, geo = locate_world(load_image(bgr), profile)
+        located = locate_world(load_image(bgr), profile)
     except VisionError:
         return None
     except cv2.error as exc:        # a failure the pipeline should have caught: say so, go on
         print(f"  {photo.name} {variant}: OpenCV error in the pipeline: {str(exc).strip()[-120:]}", flush=True)
         return None
-    cells, edges, outline, first = first_tile_pass(colours, geo)
+    colours, geo, cells, edges, outline, first = (located.colours, located.geometry, located.cells, located.edges,
+                                                  located.outline, located.first)
     tiles = first.tiles
-    if not tiles:
-        return None
     true_tiles = {(t["q"], t["r"]): t["colour"] for t in truth["position"]["tiles"]}
     true_heights = {(s["q"], s["r"]): min(len(s["discs"]), MAX_READ) for s in truth["position"]["stacks"]}
     stack_cells = sorted(set(tiles) | ring(tiles))

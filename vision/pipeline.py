@@ -3,22 +3,23 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from rules.position import DISCS_PER_COLOUR
 
-from .colours import find_colours
+from .colours import ColourModel, find_colours
 from .errors import NoWorldFoundError
-from .geometry import find_world, straight_edges
+from .geometry import WorldGeometry, find_world, straight_edges
 from .hexgrid import cells_to_plane, components, ring
-from .loading import DETAIL_LONG_SIDE, load_image
+from .loading import DETAIL_LONG_SIDE, LoadedImage, load_image
 from .profile import load_profile
 from .reading import PhotoReading
 from .sanity import sanity_warnings
 from .stacks import CONFIDENT as STACK_CONFIDENT, EdgeMap, read_stacks
-from .tiles import CONFIDENT as TILE_CONFIDENT, candidate_cells, classify_tiles, outline_support, read_tiles
+from .tiles import (CONFIDENT as TILE_CONFIDENT, TileReading, candidate_cells, classify_tiles, outline_support,
+                    read_tiles)
 
 STEEP_VIEW_DEG = 20              # camera tilt under which a stack's side hardly shows (BENCHMARKS.md, session 19)
 
@@ -39,12 +40,12 @@ def analyze_photo(source, profile=None) -> PhotoReading:
     profile = load_profile(profile) if profile is not None else replace(load_profile(None), colours={})
     image = load_image(source)
     lap("load_s")
-    image, colours, geo = locate_world(image, profile)
+    located = locate_world(image, profile)
+    image, colours, geo, first, edges = located.image, located.colours, located.geometry, located.first, located.edges
     lap("world_s")
-    cells, edges, outline, first = first_tile_pass(colours, geo)
     stack_cells = set(first.tiles) | ring(first.tiles)
     stacks = read_stacks(colours, geo, profile, sorted(stack_cells), first.tiles, edges)
-    tiles = classify_tiles(colours, geo, cells, outline, stacks.hidden, first, set(stacks.stacks))
+    tiles = classify_tiles(colours, geo, located.cells, located.outline, stacks.hidden, first, set(stacks.stacks))
     world, ignored = _world_cells(tiles.tiles)
     if not world:
         raise NoWorldFoundError("no EXXIT World found: a hex pattern was fitted but no tile could be read")
@@ -86,21 +87,34 @@ def analyze_photo(source, profile=None) -> PhotoReading:
                         image_size=image.size, origin=origin, warnings=warnings, timing=timing)
 
 
-def locate_world(image, profile):
-    """(image, colours, geometry): the colour model and the World's lattice and camera. A small
-    World is looked at at a finer working resolution (the returned image); when one resolution
-    shows no World, the other is tried, and then both again with the table's colours taken from
-    the photo's lower border only (the top of a tilted photo may show the room beyond the table),
-    before giving up. A working image's straight edges are found in the background while its
-    colour model is learnt."""
+@dataclass
+class LocatedWorld:
+    """Where locate_world found the World, and the first read of its tiles."""
+    image: LoadedImage           # with the working image the World was found in
+    colours: ColourModel
+    geometry: WorldGeometry
+    cells: list                  # the cells the first read looked at
+    edges: EdgeMap
+    outline: np.ndarray          # their edge support (outline_support)
+    first: TileReading           # the tiles read before the stacks are known
+
+
+def locate_world(image, profile) -> LocatedWorld:
+    """The colour model, the World's lattice and camera, and a first read of the tiles (a lattice
+    on which no tile reads is not the World). A small World is looked at at a finer working
+    resolution; when one resolution shows no World, the other is tried, and then both again with
+    the table's colours taken from the photo's lower border only (the top of a tilted photo may
+    show the room beyond the table, or a lamp's bright spot may pass for tiles), before giving
+    up. A working image's straight edges are found in the background while its colour model is
+    learnt."""
     failure = geometry_failure = None
     background = ThreadPoolExecutor(max_workers=2)
-    edges = {}
+    looked_at = {}
 
     def straight_edges_of(work_image):
-        if id(work_image) not in edges:
-            edges[id(work_image)] = (work_image, background.submit(straight_edges, work_image.gray))
-        return edges[id(work_image)][1]
+        if id(work_image) not in looked_at:
+            looked_at[id(work_image)] = (work_image, background.submit(straight_edges, work_image.gray))
+        return looked_at[id(work_image)][1]
 
     try:
         for work_image, colours in _colour_models(image, profile, straight_edges_of):
@@ -109,7 +123,11 @@ def locate_world(image, profile):
                 continue
             try:
                 segments = straight_edges_of(work_image).result()
-                return work_image, colours, find_world(segments, colours, profile, work_image.size, work_image.scale)
+                geo = find_world(segments, colours, profile, work_image.size, work_image.scale)
+                cells, edges, outline, first = _first_tile_pass(colours, geo)
+                if not first.tiles:
+                    raise NoWorldFoundError("no EXXIT World found: a hex pattern was fitted but no tile could be read")
+                return LocatedWorld(work_image, colours, geo, cells, edges, outline, first)
             except NoWorldFoundError as exc:
                 geometry_failure = geometry_failure or exc
     finally:
@@ -148,7 +166,7 @@ def _colour_model(work, profile, near_border: bool):
         return exc
 
 
-def first_tile_pass(colours, geo):
+def _first_tile_pass(colours, geo):
     """(cells, edges, outline, tiles): the tile cells read before the stacks are known, growing the
     candidate cells until the World's outline is inside them."""
     cells = candidate_cells(colours, geo)

@@ -46,12 +46,11 @@ def located():
     for name in NAMES:
         truth = json.loads((SAMPLES / f"{name}.json").read_text())
         try:
-            image, colours, geo = locate_world(load_image(SAMPLES / f"{name}.jpg"),
-                                               load_profile(truth["meta"]["edition"]))
+            located = locate_world(load_image(SAMPLES / f"{name}.jpg"), load_profile(truth["meta"]["edition"]))
         except NoWorldFoundError:
             out[name] = (truth, None)
             continue
-        out[name] = (truth, (image, colours, geo))
+        out[name] = (truth, (located.image, located.colours, located.geometry))
     return out
 
 
@@ -107,7 +106,8 @@ def test_a_lamps_bright_spot_on_the_table_is_not_the_world():
     yy, xx = np.mgrid[0:h, 0:w]
     spot = np.exp(-(((xx - 0.3 * w) / (0.15 * w)) ** 2 + ((yy - 0.45 * h) / (0.2 * h)) ** 2))
     lit = np.clip(img.astype(np.float32) * (1 + 1.2 * spot[..., None]), 0, 255).astype(np.uint8)
-    image, colours, geo = locate_world(load_image(lit), load_profile())
+    located = locate_world(load_image(lit), load_profile())
+    image, colours, geo = located.image, located.colours, located.geometry
     truth = np.array([cam.project([[*(np.array(cell_to_plane(c)) * scene.pitch_mm), 0.0]])[0] for c in tiles])
     plane = geo.work_to_plane(truth * image.scale)
     assert np.linalg.norm(plane - cells_to_plane(plane_to_cells(plane)), axis=1).max() < 0.15

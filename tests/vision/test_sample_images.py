@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import vision
+import vision.pipeline
 import vision.stacks
 import vision.tiles
 from vision.convnet import ConvNet
@@ -208,6 +209,31 @@ def test_a_colour_read_on_one_tile_gets_the_faint_second_tile_every_game_has(mon
     codes = _warned(reading)
     assert codes["added-to-the-diamond"] == {reading._public(cell)} <= codes["uncertain-tiles"]
     assert "too-few-tiles" not in codes
+
+
+def test_a_lattice_on_which_no_tile_reads_is_not_taken_for_the_world(monkeypatch):
+    """A lattice can fit the table's pattern half a cell off the tiles, or around a lamp's bright
+    spot, and then no tile reads on it. Were that to happen on the first look at s002, the next
+    look (a finer working image, or the table's colours from the photo's lower border) would be
+    tried and read the World as usual, not give up."""
+    name = "s002-opening-redblack-tilt15_35"
+    _, plain = _read(name)
+    looks = []
+    find_world, read_tiles = vision.pipeline.find_world, vision.pipeline.read_tiles
+
+    def counted_find_world(*args):
+        looks.append(args)
+        return find_world(*args)
+
+    def blind_on_the_first_look(colours, geo, cells, outline):
+        return vision.tiles.TileReading() if len(looks) == 1 else read_tiles(colours, geo, cells, outline)
+
+    monkeypatch.setattr(vision.pipeline, "find_world", counted_find_world)
+    monkeypatch.setattr(vision.pipeline, "read_tiles", blind_on_the_first_look)
+    _, reading = _read(name)
+    assert len(looks) == 2
+    assert reading.tiles.tiles == plain.tiles.tiles
+    assert {c: s.discs for c, s in reading.stacks.stacks.items()} == {c: s.discs for c, s in plain.stacks.stacks.items()}
 
 
 @pytest.mark.parametrize("name", ["s004-midgame-silverred-tilt0_15", "s007-midgame-blackwhite-tilt0_15"])

@@ -8,7 +8,7 @@ from reference_net import reference_chances
 from synthetic import Scene, render
 from vision.errors import VisionError
 from vision.hexgrid import ring
-from vision.pipeline import first_tile_pass, locate_world
+from vision.pipeline import locate_world
 from vision.loading import load_image
 from vision.profile import load_profile
 from vision.convnet import ConvNet
@@ -41,8 +41,8 @@ def scene_world():
                   stacks={(0, 0): ("black", "black", "black")}, tilt_deg=40, yaw_deg=20, edition="silver-red")
     img, cam = render(scene)
     profile = load_profile("silver-red")
-    image, colours, geo = locate_world(load_image(img), profile)
-    return scene, colours, geo, profile, first_tile_pass(colours, geo)[3].tiles
+    located = locate_world(load_image(img), profile)
+    return scene, located.colours, located.geometry, profile, located.first.tiles
 
 
 def test_a_crop_puts_the_stack_base_at_its_fixed_place_and_the_stack_upright(scene_world):

@@ -6,7 +6,7 @@ import pytest
 from synthetic import Scene, render
 from vision.convnet import ConvNet
 from vision.loading import load_image
-from vision.pipeline import first_tile_pass, locate_world
+from vision.pipeline import locate_world
 from vision.profile import load_profile
 from vision.tile_net import CHANNELS, SPAN, TILE_PX, tile_input
 from vision.tiles import tile_evidence
@@ -17,9 +17,8 @@ def scene_world():
     scene = Scene(tiles={(0, 0): "white", (1, 0): "black", (0, 1): "black", (1, -1): "white"},
                   stacks={}, tilt_deg=40, yaw_deg=20, edition="silver-red")
     img, _ = render(scene)
-    image, colours, geo = locate_world(load_image(img), load_profile("silver-red"))
-    cells, edges, outline, first = first_tile_pass(colours, geo)
-    return colours, geo, cells, outline, first
+    located = locate_world(load_image(img), load_profile("silver-red"))
+    return located.colours, located.geometry, located.cells, located.outline, located.first
 
 
 def test_a_crop_is_the_table_plane_around_the_cell(scene_world):
