@@ -5,22 +5,25 @@ cell's centre at the stack's base lands at a fixed point, the disc's diameter ac
 becomes DISC_PX pixels, and up is the way a stack would rise from there. Whatever the tilt and
 the stack's place in the photo, a stack of the same height then looks alike, which is what a
 network trained on a few thousand rendered stacks needs. It returns the chances of no stack and of
-each height 1..MAX_READ, from which read_stacks decides.
+each height 1..MAX_READ, from which read_stacks decides. Where it is not sure, two more networks
+trained on other photos give their chances too (stack_chances).
 
-The weights (vision/models/stack_net.npz) are trained by tools/train_stack_net.py with PyTorch, a
-developer-only tool; here it runs in OpenCV and NumPy (vision/convnet.py).
+The weights (vision/models/stack_net*.npz) are trained by tools/train_stack_net.py with PyTorch, a
+developer-only tool; here they run in OpenCV and NumPy (vision/convnet.py).
 """
 from __future__ import annotations
 
 import cv2
 import numpy as np
 
-from .convnet import scaled_lab
+from .convnet import ConvNet, scaled_lab
 
 CROP_W, CROP_H = 64, 80           # pixels of a crop
 DISC_PX = 32                      # a disc's diameter in the crop
 BASE_Y = 58                       # the row of the stack's base centre (a tall stack rises above it)
 CROP_SCALARS = 4                  # numbers given beside each crop (stack_crop)
+SECOND_OPINIONS = ("stack_net_b", "stack_net_c")   # trained on other photos (BENCHMARKS.md, session 20)
+SURE = 0.9                        # a chance of the stack (or none) and of its height at least this is sure
 
 
 def stack_crop(lab: np.ndarray, geo, profile, cell, base_mm: float, toward: np.ndarray):
@@ -55,3 +58,22 @@ def network_input(crops: np.ndarray) -> np.ndarray:
         return np.zeros(crops.shape[:3] + (6,), np.float32)
     median = np.median(crops.reshape(len(crops), -1, 3), axis=1)[:, None, None, :]
     return np.concatenate([scaled_lab(crops), (crops - median) / 20.0], -1)
+
+
+def stack_chances(net, x: np.ndarray, scalars: np.ndarray) -> np.ndarray:
+    """(N, 1 + MAX_READ) chances of no stack and of each height for the network inputs `x`
+    (network_input) and `scalars`: the stack network `net`'s where it is sure of the stack, or of
+    no stack, and of the height (SURE); elsewhere the average of its chances and those of the
+    SECOND_OPINIONS networks. A network's guesses where it cannot tell differ from another's, so
+    the average gets more of those right."""
+    p = net.probabilities(x, scalars)
+    if not len(p):
+        return p
+    height_share = p[:, 1:].max(axis=1) / np.maximum(p[:, 1:].sum(axis=1), 1e-9)
+    doubtful = ~((p[:, 0] >= SURE) | ((p[:, 0] <= 1 - SURE) & (height_share >= SURE)))
+    if doubtful.any():
+        opinions = [p[doubtful]] + [ConvNet.shipped(name).probabilities(x[doubtful], scalars[doubtful])
+                                    for name in SECOND_OPINIONS]
+        p = p.copy()
+        p[doubtful] = np.mean(opinions, axis=0)
+    return p

@@ -26,7 +26,7 @@ from .convnet import ConvNet
 from .geometry import WorldGeometry
 from .hexgrid import cells_to_plane
 from .profile import SetProfile
-from .stack_net import CROP_H, CROP_SCALARS, CROP_W, network_input, stack_crop
+from .stack_net import CROP_H, CROP_SCALARS, CROP_W, network_input, stack_chances, stack_crop
 
 MAX_READ = 8                     # tallest stack read (RULES.md §14: 6,500 random games never passed 7)
 CIRCLE = np.stack([np.cos(np.linspace(0, 2 * np.pi, 48, endpoint=False)),
@@ -298,9 +298,9 @@ def place_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, 
 
 def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, cells, tiles: dict,
                 edges: "EdgeMap | None" = None) -> StackReading:
-    """Find the stacks among `cells` (on-tile when the cell is in `tiles`): the stack network weighs
-    each cell whose edge activity reaches ACTIVITY_GATE into chances of no stack and of each
-    height; a cell whose chance of a stack is over one half holds its likeliest height, unless
+    """Find the stacks among `cells` (on-tile when the cell is in `tiles`): the stack networks
+    weigh each cell whose edge activity reaches ACTIVITY_GATE into chances of no stack and of each
+    height (stack_chances); a cell whose chance of a stack is over one half holds its likeliest height, unless
     the reading then holds more discs than a set has (keep_to_the_set). The confidences are how
     often such reads were right when the network was cross-validated."""
     edges = edges or EdgeMap(colours)
@@ -309,7 +309,7 @@ def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
     activity = edge_activity(edges, geo, profile, cells, tiles) if cells else []
     measured = [c for c, a in zip(cells, activity) if a >= ACTIVITY_GATE]
     crops, scalars = stack_crops(colours, geo, profile, measured, tiles)
-    chances = dict(zip(measured, net.probabilities(network_input(crops), scalars)))
+    chances = dict(zip(measured, stack_chances(net, network_input(crops), scalars)))
     heights = {c: int(np.argmax(p[1:]) + 1) for c, p in chances.items() if p[0] < 0.5}
     reading = StackReading(hidden=np.zeros(colours.world_mask.shape, np.uint8))
 

@@ -12,7 +12,7 @@ from vision.pipeline import locate_world
 from vision.loading import load_image
 from vision.profile import load_profile
 from vision.convnet import ConvNet
-from vision.stack_net import BASE_Y, CROP_H, CROP_SCALARS, CROP_W, network_input
+from vision.stack_net import BASE_Y, CROP_H, CROP_SCALARS, CROP_W, SECOND_OPINIONS, network_input, stack_chances
 from vision.stacks import _base_height, read_stacks, stack_crops
 
 
@@ -73,3 +73,56 @@ def test_no_cell_to_measure_is_no_stack(scene_world):
     assert read_stacks(colours, geo, profile, [], tiles).stacks == {}
     far = [(40, 40), (41, 40)]                       # bare table far from the World: under the gate
     assert read_stacks(colours, geo, profile, far, tiles).stacks == {}
+
+
+class _Fixed:
+    """A stand-in network giving the same chances `row` for every picture."""
+
+    def __init__(self, row):
+        self.row = np.array(row, float)
+
+    def probabilities(self, x, scalars):
+        return np.tile(self.row, (len(x), 1))
+
+
+def test_a_doubtful_stack_gets_the_second_opinions_and_a_sure_one_keeps_the_networks_own(monkeypatch):
+    """The stack network sure of one disc, sure of no stack, torn between one and two discs, and
+    unsure there is a stack: the two sure reads stay its own; the others become the average of it
+    and the two networks trained on other photos, which here see two discs."""
+    own = np.array([[0.02, 0.95, 0.03, 0, 0, 0, 0],
+                    [0.97, 0.02, 0.01, 0, 0, 0, 0],
+                    [0.05, 0.50, 0.45, 0, 0, 0, 0],
+                    [0.40, 0.55, 0.05, 0, 0, 0, 0]])
+    second = [0.05, 0.10, 0.85, 0, 0, 0, 0]
+    asked = []
+
+    class Own:
+        def probabilities(self, x, scalars):
+            return own[:len(x)].copy()
+
+    def shipped(name):
+        assert name in SECOND_OPINIONS
+        asked.append(name)
+        return _Fixed(second)
+
+    monkeypatch.setattr(ConvNet, "shipped", staticmethod(shipped))
+    x, scalars = np.zeros((4, CROP_H, CROP_W, 6), np.float32), np.zeros((4, CROP_SCALARS), np.float32)
+    p = stack_chances(Own(), x, scalars)
+    assert p[:2] == pytest.approx(own[:2])
+    assert p[2:] == pytest.approx((own[2:] + 2 * np.array(second)) / 3)
+    assert np.argmax(p[2, 1:]) + 1 == 2 and p[3, 0] < 0.5
+    assert sorted(asked) == sorted(SECOND_OPINIONS)
+    asked.clear()
+    assert stack_chances(Own(), x[:2], scalars[:2]) == pytest.approx(own[:2]) and asked == []
+
+
+@pytest.mark.parametrize("name", SECOND_OPINIONS)
+def test_the_second_opinion_networks_read_the_same_crops(name, scene_world):
+    """They take the shipped stack network's inputs and find the one stack where it does."""
+    scene, colours, geo, profile, tiles = scene_world
+    cells = sorted(set(tiles) | ring(tiles))
+    crops, scalars = stack_crops(colours, geo, profile, cells, tiles)
+    x = network_input(crops)
+    found = {n: {c for c, row in zip(cells, ConvNet.shipped(n).probabilities(x, scalars)) if row[0] < 0.5}
+             for n in ("stack_net", name)}
+    assert len(found[name]) == 1 and found[name] == found["stack_net"]
