@@ -111,18 +111,28 @@ def _robust_class(pixels: np.ndarray, floor=(3.0, 2.0, 2.0)) -> ColourClass:
     return ColourClass(mean=med, sigma=np.maximum(mad, floor))
 
 
-def find_colours(work_bgr: np.ndarray, profile: SetProfile, near_border: bool = False) -> ColourModel:
+TABLE_SOURCES = ("border", "lower border", "main colour")
+
+
+def find_colours(work_bgr: np.ndarray, profile: SetProfile, table_from: str = "border") -> ColourModel:
     """Learn table / tile colours of this photo and segment the main World region. The table's
-    colours come from the photo's border; with `near_border`, only from its lower two thirds (a
-    tilted photo's top may show the room beyond the table, whose colours can match the tiles')."""
+    colours come from the photo's border (`table_from`, one of TABLE_SOURCES): all of it; or its
+    lower two thirds only (a tilted photo's top may show the room beyond the table, whose colours
+    can match the tiles'); or all of it, but only its commonest colour (a lamp's pool of light at
+    the border can match the light tiles, and the shade the dark ones)."""
+    if table_from not in TABLE_SOURCES:
+        raise ValueError(f"table colours come from one of {TABLE_SOURCES}, not {table_from!r}")
     lab = to_lab(cv2.GaussianBlur(work_bgr, (3, 3), 0))
     h, w = lab.shape[:2]
     band = max(4, int(0.03 * min(h, w)))
-    top = h // 3 if near_border else 0
-    border = np.concatenate(([] if near_border else [lab[:band].reshape(-1, 3)]) +
+    lower = table_from == "lower border"
+    top = h // 3 if lower else 0
+    border = np.concatenate(([] if lower else [lab[:band].reshape(-1, 3)]) +
                             [lab[-band:].reshape(-1, 3), lab[top:, :band].reshape(-1, 3),
                              lab[top:, -band:].reshape(-1, 3)])
     tables = _table_classes(border)
+    if table_from == "main colour":
+        tables = tables[:1]
     small = lab[::2, ::2]
     table_d2 = np.min([t.distance2(small) for t in tables], axis=0)
     foreground = cv2.resize((table_d2 > 16.0).astype(np.uint8), (w, h), interpolation=cv2.INTER_NEAREST)

@@ -9,7 +9,7 @@ import numpy as np
 
 from rules.position import DISCS_PER_COLOUR
 
-from .colours import ColourModel, find_colours
+from .colours import TABLE_SOURCES, ColourModel, find_colours
 from .errors import NoWorldFoundError
 from .geometry import WorldGeometry, find_world, straight_edges
 from .hexgrid import cells_to_plane, components, ring
@@ -104,9 +104,9 @@ def locate_world(image, profile) -> LocatedWorld:
     on which no tile reads is not the World). A small World is looked at at a finer working
     resolution; when one resolution shows no World, the other is tried, and then both again with
     the table's colours taken from the photo's lower border only (the top of a tilted photo may
-    show the room beyond the table, or a lamp's bright spot may pass for tiles), before giving
-    up. A working image's straight edges are found in the background while its colour model is
-    learnt."""
+    show the room beyond the table), and then from the border's commonest colour only (a lamp's
+    pool of light at the border may match the light tiles), before giving up. A working image's
+    straight edges are found in the background while its colour model is learnt."""
     failure = geometry_failure = None
     background = ThreadPoolExecutor(max_workers=2)
     looked_at = {}
@@ -138,13 +138,14 @@ def locate_world(image, profile) -> LocatedWorld:
 def _colour_models(image, profile, about_to_look_at):
     """(working image, its colour model) in the order locate_world tries them, with the error that
     says why in place of a colour model that could not be learnt: the table's colours from the
-    whole border, then from its lower part; for each, the photo's working image and a finer one
-    (the finer first when the World is small; none when the photo is no larger).
-    `about_to_look_at(working image)` is called before its colour model is learnt."""
+    whole border, then from its lower part, then from the border's commonest colour (TABLE_SOURCES);
+    for each, the photo's working image and a finer one (the finer first when the World is small;
+    none when the photo is no larger). `about_to_look_at(working image)` is called before its
+    colour model is learnt."""
     detail = None
-    for near_border in (False, True):
+    for table_from in TABLE_SOURCES:
         about_to_look_at(image)
-        coarse = _colour_model(image.work, profile, near_border)
+        coarse = _colour_model(image.work, profile, table_from)
         if isinstance(coarse, NoWorldFoundError):
             yield image, coarse
             continue
@@ -155,13 +156,13 @@ def _colour_models(image, profile, about_to_look_at):
             detail = detail or image.with_work_side(DETAIL_LONG_SIDE)
             if detail is not image:
                 about_to_look_at(detail)
-                yield detail, _colour_model(detail.work, profile, near_border)
+                yield detail, _colour_model(detail.work, profile, table_from)
 
 
-def _colour_model(work, profile, near_border: bool):
+def _colour_model(work, profile, table_from: str):
     """find_colours' model of the working image `work`, or the NoWorldFoundError it raised."""
     try:
-        return find_colours(work, profile, near_border)
+        return find_colours(work, profile, table_from)
     except NoWorldFoundError as exc:
         return exc
 

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+import vision
 from synthetic import COLOURS, Scene, midgame, render
 from vision.colours import BLACK, TABLE, WHITE, find_colours, to_lab
 from vision.loading import load_image
@@ -70,7 +71,35 @@ def test_a_room_beyond_the_table_is_left_out_of_the_table_colours_from_the_near_
     red = [c for c, colour in tiles.items() if colour == "white" and c not in stacks]
     pixels = [_tile_pixel(cam, cell, photo.scale) for cell in red]
     whole = find_colours(photo.work, load_profile())
-    near = find_colours(photo.work, load_profile(), near_border=True)
+    near = find_colours(photo.work, load_profile(), "lower border")
     assert all(whole.pixel_classes()[0][y, x] == TABLE for x, y in pixels)
     assert all(near.pixel_classes()[0][y, x] == WHITE for x, y in pixels)
     assert near.pixel_classes()[0][-5, -5] == TABLE
+
+
+def test_a_pool_of_lamp_light_at_the_border_is_left_out_of_the_table_colours_from_its_main_colour():
+    # a lamp lights the lower left of the table as light as the light tiles, and shades the rest
+    # as dark as the dark tiles (cf. dev render s024 of seed 40: whole border and lower border alike
+    # then make both tile colours "table")
+    tiles, stacks = midgame()
+    img, cam = render(Scene(tiles=tiles, stacks=stacks, edition="black-white", tilt_deg=30))
+    white, black, table = (np.array(c, np.float32) for c in COLOURS["black-white"])
+    h, w = img.shape[:2]
+    yy, xx = np.mgrid[0:h, 0:w]
+    pool = np.exp(-(((xx - 0.0 * w) / (0.3 * w)) ** 2 + ((yy - 1.0 * h) / (0.45 * h)) ** 2))[..., None]
+    is_table = np.abs(img.astype(np.float32) - table).max(axis=2, keepdims=True) < 40
+    lit = np.where(is_table, black * 1.3 * (1 - pool) + white * pool, img)
+    photo = load_image(np.clip(lit, 0, 255).astype(np.uint8))
+    light = [c for c, colour in tiles.items() if colour == "white" and c not in stacks]
+    pixels = [_tile_pixel(cam, cell, photo.scale) for cell in light]
+    whole = find_colours(photo.work, load_profile())
+    main = find_colours(photo.work, load_profile(), "main colour")
+    assert sum(whole.pixel_classes()[0][y, x] == WHITE for x, y in pixels) < len(pixels) / 2
+    assert all(main.pixel_classes()[0][y, x] == WHITE for x, y in pixels)
+    reading = vision.analyze_photo(photo.full)       # the third look finds the World's light tiles
+    assert list(reading.tiles.tiles.values()).count("white") >= len(light)
+
+
+def test_table_colours_come_from_a_named_part_of_the_border():
+    with pytest.raises(ValueError, match="main colour"):
+        find_colours(np.zeros((40, 40, 3), np.uint8), load_profile(), "the middle")
