@@ -51,13 +51,13 @@ def photo_crops(photo: Path, truth: dict, variant: str) -> dict | None:
     read = first_read(photo, truth, variant)
     if read is None:
         return None
-    tiles = read.first.tiles
-    activity = edge_activity(read.edges, read.geo, read.profile, read.stack_cells, tiles)
+    world, tiles = read.located, read.located.first.tiles
+    activity = edge_activity(world.edges, world.geometry, read.profile, read.stack_cells, tiles)
     measured = [c for c, a in zip(read.stack_cells, activity) if a >= ACTIVITY_GATE]
-    crops, scalars = stack_crops(read.colours, read.geo, read.profile, measured, tiles)
+    crops, scalars = stack_crops(world.colours, world.geometry, read.profile, measured, tiles)
     return {"crops": crops.astype(np.float16), "scalars": scalars,
             "heights": np.array([read.true_heights.get(read.mapped[c], 0) for c in measured], np.int64),
-            "tilt": read.geo.camera.tilt_deg}
+            "tilt": world.geometry.camera.tilt_deg}
 
 
 def network_inputs(photos: list) -> np.ndarray:

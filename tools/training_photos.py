@@ -28,7 +28,7 @@ from vision.convnet import MODEL_DIR  # noqa: E402
 from vision.errors import VisionError  # noqa: E402
 from vision.hexgrid import plane_to_cells, ring  # noqa: E402
 from vision.loading import load_image  # noqa: E402
-from vision.pipeline import locate_world  # noqa: E402
+from vision.pipeline import LocatedWorld, locate_world  # noqa: E402
 from vision.profile import profile_from_json  # noqa: E402
 from vision.stacks import MAX_READ, place_stacks  # noqa: E402
 from vision.tile_net import tile_input  # noqa: E402
@@ -130,14 +130,9 @@ def variant_of(bgr: np.ndarray, variant: str):
 class FirstRead:
     """A training photo as the pipeline first reads it, beside its truth."""
     profile: object
-    colours: object
-    geo: object
-    cells: list                 # the tile stage's candidate cells
-    edges: object
-    outline: object
-    first: object               # the first tile reading
+    located: LocatedWorld       # the World's colours, geometry and first tile reading (located.first)
     stack_cells: list           # the cells the stack stage looks at: the read tiles and their ring
-    mapped: dict                # cell (of cells and stack_cells) -> the true lattice's cell under it
+    mapped: dict                # cell (of located.cells and stack_cells) -> the true lattice's cell under it
     true_tiles: dict            # true cell -> colour
     true_heights: dict          # true cell -> height (at most MAX_READ)
 
@@ -156,18 +151,15 @@ def first_read(photo: Path, truth: dict, variant: str) -> FirstRead | None:
     except cv2.error as exc:        # a failure the pipeline should have caught: say so, go on
         print(f"  {photo.name} {variant}: OpenCV error in the pipeline: {str(exc).strip()[-120:]}", flush=True)
         return None
-    colours, geo, cells, edges, outline, first = (located.colours, located.geometry, located.cells, located.edges,
-                                                  located.outline, located.first)
-    tiles = first.tiles
+    geo, tiles = located.geometry, located.first.tiles
     true_tiles = {(t["q"], t["r"]): t["colour"] for t in truth["position"]["tiles"]}
     true_heights = {(s["q"], s["r"]): min(len(s["discs"]), MAX_READ) for s in truth["position"]["stacks"]}
     stack_cells = sorted(set(tiles) | ring(tiles))
-    looked_at = sorted(set(cells) | set(stack_cells))
+    looked_at = sorted(set(located.cells) | set(stack_cells))
     mapped = dict(zip(looked_at, true_cell_of(truth, original_pixels(geo.project(looked_at, 0.0)))))
     if np.mean([true_tiles.get(mapped[c]) == col for c, col in tiles.items()]) < MIN_AGREEMENT:
         return None
-    return FirstRead(profile, colours, geo, cells, edges, outline, first, stack_cells, mapped, true_tiles,
-                     true_heights)
+    return FirstRead(profile, located, stack_cells, mapped, true_tiles, true_heights)
 
 
 def tile_samples(photo: Path, truth: dict, variant: str) -> dict | None:
@@ -178,15 +170,16 @@ def tile_samples(photo: Path, truth: dict, variant: str) -> dict | None:
     read = first_read(photo, truth, variant)
     if read is None:
         return None
-    mapped, tiles = read.mapped, read.first.tiles
-    hidden = np.zeros(read.colours.world_mask.shape, np.uint8)
+    mapped, world = read.mapped, read.located
+    colours, geo, cells, tiles = world.colours, world.geometry, world.cells, world.first.tiles
+    hidden = np.zeros(colours.world_mask.shape, np.uint8)
     stacked = {c: read.true_heights[mapped[c]] for c in read.stack_cells if mapped[c] in read.true_heights}
-    for _ in place_stacks(read.colours, read.geo, read.profile, stacked, tiles, read.edges, hidden):
+    for _ in place_stacks(colours, geo, read.profile, stacked, tiles, world.edges, hidden):
         pass
-    tile_X = tile_evidence(read.colours, read.geo, read.cells, read.outline, hidden, read.first, set(stacked))[0]
-    tile_y = [int(mapped[c] in read.true_tiles) for c in read.cells]
-    return {"tile_X": tile_X, "tile_y": np.array(tile_y, np.int32), "tilt": read.geo.camera.tilt_deg,
-            "tile_crops": tile_input(read.colours, read.geo, read.cells, hidden).astype(np.float16)}
+    tile_X = tile_evidence(colours, geo, cells, world.outline, hidden, world.first, set(stacked))[0]
+    tile_y = [int(mapped[c] in read.true_tiles) for c in cells]
+    return {"tile_X": tile_X, "tile_y": np.array(tile_y, np.int32), "tilt": geo.camera.tilt_deg,
+            "tile_crops": tile_input(colours, geo, cells, hidden).astype(np.float16)}
 
 
 def cached_samples(folder: Path, name: str, version: str, variants, make, describe) -> list:
