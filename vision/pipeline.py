@@ -21,6 +21,7 @@ from .stacks import CONFIDENT as STACK_CONFIDENT, EdgeMap, read_stacks
 from .tiles import (CONFIDENT as TILE_CONFIDENT, TileReading, candidate_cells, classify_tiles, outline_support,
                     read_tiles)
 
+NO_TILE_READ = "no EXXIT World found: a hex pattern was fitted but no tile could be read"
 STEEP_VIEW_DEG = 20              # camera tilt under which a stack's side hardly shows (BENCHMARKS.md, session 19)
 
 
@@ -48,7 +49,7 @@ def analyze_photo(source, profile=None) -> PhotoReading:
     tiles = classify_tiles(colours, geo, located.cells, located.outline, stacks.hidden, first, set(stacks.stacks))
     world, ignored = _world_cells(tiles.tiles)
     if not world:
-        raise NoWorldFoundError("no EXXIT World found: a hex pattern was fitted but no tile could be read")
+        raise NoWorldFoundError(NO_TILE_READ)
     relevant = world | ring(world)                            # the World and its perimeter
     # read again: beside tiles the first read missed, without stacks outside (their discs would
     # count against the set's in keep_to_the_set), or on a tile added to complete the diamond
@@ -59,12 +60,12 @@ def analyze_photo(source, profile=None) -> PhotoReading:
     origin = _origin(tiles.tiles)
     uncertain_tiles = [c for c, rd in tiles.cells.items() if rd.confidence < TILE_CONFIDENT]
     uncertain_stacks = [c for c, s in stacks.stacks.items() if s.confidence < STACK_CONFIDENT]
-    shift = lambda cs: [(c[0] - origin[0], c[1] - origin[1]) for c in cs]
+    moved = lambda c: (c[0] - origin[0], c[1] - origin[1])               # as the reading reports a cell
+    shift = lambda cs: [moved(c) for c in cs]
     listed = lambda cs: [list(c) for c in sorted(shift(cs))]           # as a warning names cells
-    warnings = sanity_warnings(
-        {(c[0] - origin[0], c[1] - origin[1]): v for c, v in tiles.tiles.items()},
-        {(c[0] - origin[0], c[1] - origin[1]): tuple(s.discs) for c, s in stacks.stacks.items()},
-        shift(uncertain_tiles), shift(uncertain_stacks))
+    warnings = sanity_warnings({moved(c): v for c, v in tiles.tiles.items()},
+                               {moved(c): tuple(s.discs) for c, s in stacks.stacks.items()},
+                               shift(uncertain_tiles), shift(uncertain_stacks))
     if stacks.lowered:
         warnings.append({"code": "lowered-to-the-set", "cells": listed(stacks.lowered),
                          "message": f"{len(stacks.lowered)} stack(s) read lower than they look, to keep to the "
@@ -126,7 +127,7 @@ def locate_world(image, profile) -> LocatedWorld:
                 geo = find_world(segments, colours, profile, work_image.size, work_image.scale)
                 cells, edges, outline, first = _first_tile_pass(colours, geo)
                 if not first.tiles:
-                    raise NoWorldFoundError("no EXXIT World found: a hex pattern was fitted but no tile could be read")
+                    raise NoWorldFoundError(NO_TILE_READ)
                 return LocatedWorld(work_image, colours, geo, cells, edges, outline, first)
             except NoWorldFoundError as exc:
                 geometry_failure = geometry_failure or exc

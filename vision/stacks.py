@@ -300,9 +300,9 @@ def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
                 edges: "EdgeMap | None" = None) -> StackReading:
     """Find the stacks among `cells` (on-tile when the cell is in `tiles`): the stack networks
     weigh each cell whose edge activity reaches ACTIVITY_GATE into chances of no stack and of each
-    height (stack_chances); a cell whose chance of a stack is over one half holds its likeliest height, unless
-    the reading then holds more discs than a set has (keep_to_the_set). The confidences are how
-    often such reads were right when the network was cross-validated."""
+    height (stack_chances); a cell whose chance of a stack is over one half holds its likeliest
+    height, unless the reading then holds more discs than a set has (keep_to_the_set). The
+    confidences are how often such reads were right when the network was cross-validated."""
     edges = edges or EdgeMap(colours)
     net = ConvNet.shipped("stack_net")
     cells = list(cells)

@@ -75,14 +75,14 @@ def test_no_cell_to_measure_is_no_stack(scene_world):
     assert read_stacks(colours, geo, profile, far, tiles).stacks == {}
 
 
-class _Fixed:
-    """A stand-in network giving the same chances `row` for every picture."""
+class _StandIn:
+    """A stand-in network giving the chances `rows` (one row a picture, in order)."""
 
-    def __init__(self, row):
-        self.row = np.array(row, float)
+    def __init__(self, rows):
+        self.rows = np.array(rows, float)
 
     def probabilities(self, x, scalars):
-        return np.tile(self.row, (len(x), 1))
+        return self.rows[:len(x)].copy()
 
 
 def test_a_doubtful_stack_gets_the_second_opinions_and_a_sure_one_keeps_the_networks_own(monkeypatch):
@@ -96,24 +96,20 @@ def test_a_doubtful_stack_gets_the_second_opinions_and_a_sure_one_keeps_the_netw
     second = [0.05, 0.10, 0.85, 0, 0, 0, 0]
     asked = []
 
-    class Own:
-        def probabilities(self, x, scalars):
-            return own[:len(x)].copy()
-
     def shipped(name):
         assert name in SECOND_OPINIONS
         asked.append(name)
-        return _Fixed(second)
+        return _StandIn([second] * len(own))
 
     monkeypatch.setattr(ConvNet, "shipped", staticmethod(shipped))
     x, scalars = np.zeros((4, CROP_H, CROP_W, 6), np.float32), np.zeros((4, CROP_SCALARS), np.float32)
-    p = stack_chances(Own(), x, scalars)
+    p = stack_chances(_StandIn(own), x, scalars)
     assert p[:2] == pytest.approx(own[:2])
     assert p[2:] == pytest.approx((own[2:] + 2 * np.array(second)) / 3)
     assert np.argmax(p[2, 1:]) + 1 == 2 and p[3, 0] < 0.5
     assert sorted(asked) == sorted(SECOND_OPINIONS)
     asked.clear()
-    assert stack_chances(Own(), x[:2], scalars[:2]) == pytest.approx(own[:2]) and asked == []
+    assert stack_chances(_StandIn(own), x[:2], scalars[:2]) == pytest.approx(own[:2]) and asked == []
 
 
 @pytest.mark.parametrize("name", SECOND_OPINIONS)
