@@ -327,9 +327,18 @@ def _lattice_region(geo: WorldGeometry, regions, fallback) -> np.ndarray:
 def _near(mask: np.ndarray, pts: np.ndarray, radius: float) -> np.ndarray:
     """Which points (N,2 px) lie within `radius` pixels of the mask."""
     h, w = mask.shape
-    dist = cv2.distanceTransform((mask == 0).astype(np.uint8), cv2.DIST_L2, 3)
-    p = np.asarray(pts).round().astype(int).reshape(-1, 2)
-    return dist[np.clip(p[:, 1], 0, h - 1), np.clip(p[:, 0], 0, w - 1)] <= radius
+    p = np.clip(np.asarray(pts).round().astype(int).reshape(-1, 2), 0, [w - 1, h - 1])
+    x, y, bw, bh = cv2.boundingRect(mask)
+    if not bw:
+        return np.zeros(len(p), bool)
+    # distances to the mask only within the radius of its bounding box, the rest being farther
+    pad = int(radius * 1.1) + 2                  # (the 3x3 chamfer distance is up to 5% short)
+    x0, y0, x1, y1 = max(x - pad, 0), max(y - pad, 0), min(x + bw + pad, w), min(y + bh + pad, h)
+    dist = cv2.distanceTransform((mask[y0:y1, x0:x1] == 0).astype(np.uint8), cv2.DIST_L2, 3)
+    inside = (p[:, 0] >= x0) & (p[:, 0] < x1) & (p[:, 1] >= y0) & (p[:, 1] < y1)
+    near = np.zeros(len(p), bool)
+    near[inside] = dist[p[inside, 1] - y0, p[inside, 0] - x0] <= radius
+    return near
 
 
 def _beside_tile_colours(seg: np.ndarray, colours: ColourModel, offset=4.0) -> np.ndarray:
@@ -383,7 +392,7 @@ def _fit_region(seg: np.ndarray, shape, mask, colours: ColourModel, hint=None):
             continue
         try:
             fit = _fit_directions(np.array([v for v, _ in found]), np.array([s for _, s in found]),
-                                  N, seg, hyp, mask, colours)
+                                  N, seg, hyp, mask)
         except NoWorldFoundError as exc:
             failure = str(exc)
             continue
@@ -393,16 +402,17 @@ def _fit_region(seg: np.ndarray, shape, mask, colours: ColourModel, hint=None):
             break
     if best is None:
         raise NoWorldFoundError(failure)
-    return best
+    # the edge lines, and so the best fit, do not depend on which coset holds the tile centres
+    return (_choose_coset(best[0], colours, seg[best[1] >= 0]),) + best[1:]
 
 
-def _fit_directions(vps, support, N, seg, hyp, mask, colours: ColourModel):
+def _fit_directions(vps, support, N, seg, hyp, mask):
     """The lattice of three edge directions given by their vanishing points (see _fit_region)."""
     M = _rectify_from_vps(vps, support)
     if M is None:
         raise NoWorldFoundError("the tile edges do not form a hex pattern")
     M = _orient(M @ N, mask)
-    fit = _fit_lattice(M, seg, hyp, colours)
+    fit = _fit_lattice(M, seg, hyp)
     if fit is None:
         raise NoWorldFoundError("no regular hex lattice fits the tile edges")
     M1, fam, resid, inl = fit
@@ -642,7 +652,7 @@ def _assign(seg_plane: np.ndarray, tol_deg=8.0):
     return np.where(ok, fam, -1), length
 
 
-def _fit_lattice(M, seg, hyp, colours: ColourModel):
+def _fit_lattice(M, seg, hyp):
     """Pitch and phase of the lattice on the segments `hyp`, and its homography refined on all
     segments `seg`; None when nothing lattice-like fits."""
     sp = np.column_stack([_apply(M, hyp[:, :2]), _apply(M, hyp[:, 2:])])
@@ -671,10 +681,7 @@ def _fit_lattice(M, seg, hyp, colours: ColourModel):
     origin = _origin_from_phases(phases, pitch / 2)
     # normalise: plane units where pitch = 1 and the origin is a lattice point
     T = np.array([[1 / pitch, 0, -origin[0] / pitch], [0, 1 / pitch, -origin[1] / pitch], [0, 0, 1]])
-    fit = _refine(T @ M, seg)           # the edge lines do not depend on which coset holds centres
-    if fit is None:
-        return None
-    return (_choose_coset(fit[0], colours, seg[fit[1] >= 0]),) + tuple(fit[1:])
+    return _refine(T @ M, seg)
 
 
 def _origin_from_phases(phases, period):
