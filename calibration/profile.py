@@ -29,7 +29,7 @@ class Scene:
 
 def _read_scene(photo, profile: SetProfile) -> Scene:
     image = load_image(photo)
-    colours = find_colours(image.work, profile)
+    colours = find_colours(image, profile)
     geo = find_world(straight_edges(image.gray), colours, profile, image.size, image.scale)
     cells = candidate_cells(colours, geo)
     tiles = read_tiles(colours, geo, cells, outline_support(EdgeMap(colours), geo, cells)).tiles

@@ -11,6 +11,7 @@ import cv2
 import numpy as np
 
 from .errors import NoWorldFoundError
+from .loading import LoadedImage
 from .profile import SetProfile
 
 TABLE, WHITE, BLACK = 0, 1, 2
@@ -101,10 +102,6 @@ class ColourModel:
         return np.clip(cv2.cvtColor(lab, cv2.COLOR_Lab2BGR)[0, 0] * 255, 0, 255).astype(np.uint8)
 
 
-def to_lab(bgr: np.ndarray) -> np.ndarray:
-    return cv2.cvtColor(bgr.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)
-
-
 def _robust_class(pixels: np.ndarray, floor=(3.0, 2.0, 2.0)) -> ColourClass:
     med = np.median(pixels, axis=0)
     mad = np.median(np.abs(pixels - med), axis=0) * 1.4826
@@ -114,15 +111,15 @@ def _robust_class(pixels: np.ndarray, floor=(3.0, 2.0, 2.0)) -> ColourClass:
 TABLE_SOURCES = ("border", "lower border", "main colour")
 
 
-def find_colours(work_bgr: np.ndarray, profile: SetProfile, table_from: str = "border") -> ColourModel:
-    """Learn table / tile colours of this photo and segment the main World region. The table's
-    colours come from the photo's border (`table_from`, one of TABLE_SOURCES): all of it; or its
-    lower two thirds only (a tilted photo's top may show the room beyond the table, whose colours
-    can match the tiles'); or all of it, but only its commonest colour (a lamp's pool of light at
-    the border can match the light tiles, and the shade the dark ones)."""
+def find_colours(image: LoadedImage, profile: SetProfile, table_from: str = "border") -> ColourModel:
+    """Learn table / tile colours of the photo's working image and segment the main World region.
+    The table's colours come from the photo's border (`table_from`, one of TABLE_SOURCES): all of
+    it; or its lower two thirds only (a tilted photo's top may show the room beyond the table,
+    whose colours can match the tiles'); or all of it, but only its commonest colour (a lamp's
+    pool of light at the border can match the light tiles, and the shade the dark ones)."""
     if table_from not in TABLE_SOURCES:
         raise ValueError(f"table colours come from one of {TABLE_SOURCES}, not {table_from!r}")
-    lab = to_lab(cv2.GaussianBlur(work_bgr, (3, 3), 0))
+    lab = image.lab
     h, w = lab.shape[:2]
     band = max(4, int(0.03 * min(h, w)))
     lower = table_from == "lower border"

@@ -44,6 +44,13 @@ class LoadedImage:
         """The working image in grey (made once, however many colour models try it)."""
         return cv2.cvtColor(self.work, cv2.COLOR_BGR2GRAY)
 
+    @functools.cached_property
+    def lab(self) -> np.ndarray:
+        """The working image in Lab (float32, L 0..100), lightly smoothed: what the colour models
+        learn from (made once, however many of them try it)."""
+        smooth = cv2.GaussianBlur(self.work, (3, 3), 0)
+        return cv2.cvtColor(smooth.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)
+
     @property
     def full(self) -> np.ndarray:
         """The full-resolution BGR image (decoded on first use: the stages work on `work`)."""

@@ -146,7 +146,7 @@ def _colour_models(image, profile, about_to_look_at):
     detail = None
     for table_from in TABLE_SOURCES:
         about_to_look_at(image)
-        coarse = _colour_model(image.work, profile, table_from)
+        coarse = _colour_model(image, profile, table_from)
         if isinstance(coarse, NoWorldFoundError):
             yield image, coarse
             continue
@@ -157,13 +157,13 @@ def _colour_models(image, profile, about_to_look_at):
             detail = detail or image.with_work_side(DETAIL_LONG_SIDE)
             if detail is not image:
                 about_to_look_at(detail)
-                yield detail, _colour_model(detail.work, profile, table_from)
+                yield detail, _colour_model(detail, profile, table_from)
 
 
-def _colour_model(work, profile, table_from: str):
-    """find_colours' model of the working image `work`, or the NoWorldFoundError it raised."""
+def _colour_model(image, profile, table_from: str):
+    """find_colours' model of the image's working image, or the NoWorldFoundError it raised."""
     try:
-        return find_colours(work, profile, table_from)
+        return find_colours(image, profile, table_from)
     except NoWorldFoundError as exc:
         return exc
 

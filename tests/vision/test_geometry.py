@@ -13,7 +13,7 @@ from vision.profile import load_profile
 def _fit(img):
     loaded = load_image(img)
     prof = load_profile()
-    colours = find_colours(loaded.work, prof)
+    colours = find_colours(loaded, prof)
     return loaded, find_world(straight_edges(loaded.gray), colours, prof, loaded.size, loaded.scale)
 
 

@@ -91,3 +91,10 @@ def test_the_grey_working_image_is_made_once(rgb):
     image = load_image(cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR))
     assert np.array_equal(image.gray, cv2.cvtColor(image.work, cv2.COLOR_BGR2GRAY))
     assert image.gray is image.gray
+
+
+def test_the_lab_working_image_is_made_once_for_every_colour_model(rgb):
+    image = load_image(cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR))
+    assert image.lab.shape == image.work.shape and image.lab.dtype == np.float32
+    assert 0 <= image.lab[..., 0].min() and image.lab[..., 0].max() <= 100
+    assert image.lab is image.lab
