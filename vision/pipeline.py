@@ -54,7 +54,7 @@ def analyze_photo(source, profile=None) -> PhotoReading:
     # read again: beside tiles the first read missed, without stacks outside (their discs would
     # count against the set's in keep_to_the_set), or on a tile added to complete the diamond
     if relevant - stack_cells or set(stacks.stacks) - relevant or set(stacks.stacks) & set(tiles.added):
-        stacks = read_stacks(colours, geo, profile, sorted(relevant), tiles.tiles, edges)
+        stacks = read_stacks(colours, geo, profile, sorted(relevant), tiles.tiles, edges, stacks)
     lap("cells_s")
     tiles.cells = {c: rd for c, rd in tiles.cells.items() if c in relevant}
     origin = _origin(tiles.tiles)

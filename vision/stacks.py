@@ -67,6 +67,7 @@ class StackReading:
     stacks: dict = field(default_factory=dict)    # cell -> StackRead
     hidden: np.ndarray | None = field(default=None, repr=False)   # work mask of stack silhouettes
     lowered: list = field(default_factory=list)   # cells of stacks read lower than they look (keep_to_the_set)
+    chances: dict = field(default_factory=dict, repr=False)   # (cell, on a tile) -> stack_chances of its crop
 
     def draw(self, image: np.ndarray, geo: WorldGeometry, profile: SetProfile) -> np.ndarray:
         out = image.copy()
@@ -297,21 +298,26 @@ def place_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, 
 
 
 def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, cells, tiles: dict,
-                edges: "EdgeMap | None" = None) -> StackReading:
+                edges: "EdgeMap | None" = None, earlier: "StackReading | None" = None) -> StackReading:
     """Find the stacks among `cells` (on-tile when the cell is in `tiles`): the stack networks
     weigh each cell whose edge activity reaches ACTIVITY_GATE into chances of no stack and of each
     height (stack_chances); a cell whose chance of a stack is over one half holds its likeliest
     height, unless the reading then holds more discs than a set has (keep_to_the_set). The
-    confidences are how often such reads were right when the network was cross-validated."""
+    confidences are how often such reads were right when the network was cross-validated. The
+    chances an `earlier` reading of the same photo found for a cell on the same base are reused."""
     edges = edges or EdgeMap(colours)
     net = ConvNet.shipped("stack_net")
     cells = list(cells)
     activity = edge_activity(edges, geo, profile, cells, tiles) if cells else []
-    measured = [c for c, a in zip(cells, activity) if a >= ACTIVITY_GATE]
-    crops, scalars = stack_crops(colours, geo, profile, measured, tiles)
-    chances = dict(zip(measured, stack_chances(net, network_input(crops), scalars)))
+    measured = [(c, c in tiles) for c, a in zip(cells, activity) if a >= ACTIVITY_GATE]
+    known = earlier.chances if earlier else {}
+    new = [c for c, on_tile in measured if (c, on_tile) not in known]
+    crops, scalars = stack_crops(colours, geo, profile, new, tiles)
+    found = dict(zip(((c, c in tiles) for c in new), stack_chances(net, network_input(crops), scalars)))
+    reading = StackReading(hidden=np.zeros(colours.world_mask.shape, np.uint8),
+                           chances={key: found[key] if key in found else known[key] for key in measured})
+    chances = {c: reading.chances[(c, on_tile)] for c, on_tile in measured}
     heights = {c: int(np.argmax(p[1:]) + 1) for c, p in chances.items() if p[0] < 0.5}
-    reading = StackReading(hidden=np.zeros(colours.world_mask.shape, np.uint8))
 
     def read(cell, height, shift):
         p = chances[cell]

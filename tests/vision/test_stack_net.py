@@ -122,3 +122,24 @@ def test_the_second_opinion_networks_read_the_same_crops(name, scene_world):
     found = {n: {c for c, row in zip(cells, ConvNet.shipped(n).probabilities(x, scalars)) if row[0] < 0.5}
              for n in ("stack_net", name)}
     assert len(found[name]) == 1 and found[name] == found["stack_net"]
+
+
+def test_a_second_read_reuses_the_chances_of_the_crops_it_has_seen_and_reads_the_same(scene_world, monkeypatch):
+    scene, colours, geo, profile, tiles = scene_world
+    weighed = []
+
+    def counted(net, x, scalars):
+        weighed.append(len(x))
+        return stack_chances(net, x, scalars)
+
+    monkeypatch.setattr("vision.stacks.stack_chances", counted)
+    first = read_stacks(colours, geo, profile, sorted(tiles), tiles)
+    wider = sorted(set(tiles) | ring(tiles))
+    fresh = read_stacks(colours, geo, profile, wider, tiles)
+    again = read_stacks(colours, geo, profile, wider, tiles, earlier=first)
+    assert weighed[2] == weighed[1] - weighed[0] and weighed[0] > 0
+    assert set(again.stacks) == set(fresh.stacks) == set(scene.stacks)
+    assert [(s.height, s.top) for s in again.stacks.values()] == [(s.height, s.top) for s in fresh.stacks.values()]
+    without_a_tile = {c: v for c, v in tiles.items() if c != (0, 0)}
+    read_stacks(colours, geo, profile, wider, without_a_tile, earlier=first)
+    assert weighed[3] > weighed[2]          # on another base the stack's crop is another picture
