@@ -141,13 +141,18 @@ def _cell_samples(colours: ColourModel, geo: WorldGeometry, cells, offsets: np.n
     return classes, usable.reshape(n, k), lab.reshape(n, k, 3)
 
 
-def _cell_colour(colours: ColourModel, classes, usable, lab):
-    """(votes (table, white, black), median Lab, visible share) of one cell's samples; a cell with
-    no usable sample votes table, with the table's colour."""
-    n = int(usable.sum())
-    if n == 0:
-        return np.array([1.0, 0.0, 0.0]), colours.tables[0].mean, 0.0
-    return np.bincount(classes[usable], minlength=3)[:3] / n, np.median(lab[usable], axis=0), n / len(usable)
+def _cell_colours(colours: ColourModel, classes, usable, lab):
+    """(votes (N, 3: table, white, black), median Lab (N, 3), visible share (N,)) of each cell's
+    samples (_cell_samples); a cell with no usable sample votes table, with the table's colour."""
+    n = usable.sum(axis=1)
+    seen = n > 0
+    votes = np.stack([((classes == k) & usable).sum(axis=1) for k in range(3)], axis=1) / np.maximum(n, 1)[:, None]
+    votes[~seen] = (1.0, 0.0, 0.0)
+    medians = np.empty((len(n), 3))
+    medians[~seen] = colours.tables[0].mean
+    if seen.any():
+        medians[seen] = np.nanmedian(np.where(usable[seen, :, None], lab[seen], np.nan), axis=1)
+    return votes, medians, n / usable.shape[1]
 
 
 def _edge_levels(outline: np.ndarray, classes: np.ndarray):
@@ -179,9 +184,10 @@ def read_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndar
     offsets = np.stack([_annulus_offsets(None if away is None else away + c) for c in centres])
     classes, usable, lab_pts = _cell_samples(colours, geo, cells, offsets)
     second_weakest, edge_weak, edge_strong = _edge_levels(outline, classes)
-    is_tile, conf, votes_all, medians, visible, by_colour = [], [], [], [], [], []
+    votes_all, medians, visible = _cell_colours(colours, classes, usable, lab_pts)
+    is_tile, conf, by_colour = [], [], []
     for i, cell in enumerate(cells):
-        votes, med, vis = _cell_colour(colours, classes[i], usable[i], lab_pts[i])
+        votes, vis = votes_all[i], visible[i]
         e = float(second_weakest[i])
         colour_says = 1.0 - votes[0]
         coloured = False
@@ -197,10 +203,7 @@ def read_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndar
         is_tile.append(tile)
         by_colour.append(coloured)
         conf.append(c)
-        votes_all.append(votes)
-        medians.append(med)
-        visible.append(vis)
-    medians, is_tile, by_colour = np.array(medians), np.array(is_tile), np.array(by_colour)
+    is_tile, by_colour = np.array(is_tile), np.array(by_colour)
     _tile_roles(colours, medians, is_tile)
     provisional = {cells[i] for i in np.flatnonzero(is_tile)}
     for i in np.flatnonzero(is_tile & ~by_colour):
@@ -248,9 +251,10 @@ def tile_evidence(colours: ColourModel, geo: WorldGeometry, cells, outline: np.n
     classes, usable, lab_pts = _cell_samples(colours, geo, cells, offsets, hidden)
     second_weakest, edge_weak, edge_strong = _edge_levels(outline, classes)
     sides = np.sort(outline, axis=1)
-    rows, medians, votes_all, visible = [], [], [], []
+    votes_all, medians, visible = _cell_colours(colours, classes, usable, lab_pts)
+    rows = []
     for i, cell in enumerate(cells):
-        votes, med, vis = _cell_colour(colours, classes[i], usable[i], lab_pts[i])
+        votes, med, vis = votes_all[i], medians[i], visible[i]
         spread = float(np.std(lab_pts[i][usable[i]][:, 0])) if vis else 0.0
         d_table = min(np.linalg.norm((med - c.mean) * LAB_WEIGHTS) for c in colours.tables)
         d_tiles = [np.linalg.norm((med - colours.tiles[r].mean) * LAB_WEIGHTS) for r in ("white", "black")]
@@ -259,10 +263,7 @@ def tile_evidence(colours: ColourModel, geo: WorldGeometry, cells, outline: np.n
             sides[i], sides[i] / edge_weak, [edge_weak, edge_strong, float(second_weakest[i]) / edge_strong],
             [float(cell in stacked), geo.camera.tilt_deg, float(first.cells[cell].colour is not None),
              first.cells[cell].confidence]]))
-        medians.append(med)
-        votes_all.append(votes)
-        visible.append(vis)
-    return np.array(rows, np.float32), np.array(medians), np.array(votes_all), np.array(visible)
+    return np.array(rows, np.float32), medians, votes_all, visible
 
 
 def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndarray, hidden: np.ndarray,
