@@ -16,7 +16,7 @@ from .hexgrid import cells_to_plane, components, ring
 from .loading import DETAIL_LONG_SIDE, LoadedImage, load_image
 from .profile import load_profile
 from .reading import PhotoReading
-from .sanity import sanity_warnings
+from .sanity import sanity_warnings, warning_cells
 from .stacks import CONFIDENT as STACK_CONFIDENT, EdgeMap, read_stacks
 from .tiles import (CONFIDENT as TILE_CONFIDENT, TileReading, candidate_cells, classify_tiles, outline_support,
                     read_tiles)
@@ -62,16 +62,15 @@ def analyze_photo(source, profile=None) -> PhotoReading:
     uncertain_stacks = [c for c, s in stacks.stacks.items() if s.confidence < STACK_CONFIDENT]
     moved = lambda c: (c[0] - origin[0], c[1] - origin[1])               # as the reading reports a cell
     shift = lambda cs: [moved(c) for c in cs]
-    listed = lambda cs: [list(c) for c in sorted(shift(cs))]           # as a warning names cells
     warnings = sanity_warnings({moved(c): v for c, v in tiles.tiles.items()},
                                {moved(c): tuple(s.discs) for c, s in stacks.stacks.items()},
                                shift(uncertain_tiles), shift(uncertain_stacks))
     if stacks.lowered:
-        warnings.append({"code": "lowered-to-the-set", "cells": listed(stacks.lowered),
+        warnings.append({"code": "lowered-to-the-set", "cells": warning_cells(shift(stacks.lowered)),
                          "message": f"{len(stacks.lowered)} stack(s) read lower than they look, to keep to the "
                                     f"{DISCS_PER_COLOUR} discs of a colour a set has; please check"})
     if tiles.added:
-        warnings.append({"code": "added-to-the-diamond", "cells": listed(tiles.added),
+        warnings.append({"code": "added-to-the-diamond", "cells": warning_cells(shift(tiles.added)),
                          "message": f"{len(tiles.added)} tile(s) the photo shows only faintly read as tiles, as every "
                                     "game has at least 2 tiles of each colour; please check"})
     tilt = geo.camera.tilt_deg
@@ -80,7 +79,7 @@ def analyze_photo(source, profile=None) -> PhotoReading:
                          "message": f"photographed from nearly straight above ({tilt:.0f}° from vertical), where "
                                     "a stack's height hardly shows; a photo taken at 30-45° reads heights better"})
     if ignored:
-        warnings.append({"code": "ignored-tiles", "cells": listed(ignored),
+        warnings.append({"code": "ignored-tiles", "cells": warning_cells(shift(ignored)),
                          "message": f"{len(ignored)} tile(s) well away from the World ignored "
                                     "(the supply or spare pieces?)"})
     timing["total_s"] = time.perf_counter() - t0
