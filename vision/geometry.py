@@ -34,6 +34,7 @@ MAX_RESIDUAL = 0.06             # ... nor one whose edges lie this far off its l
 MIN_EVIDENCE = 6.0              # ... nor one with under this length of edges on its lines (pitch units:
                                 # about ten tile sides; one hexagon leaves the perspective open)
 MAX_TILT = 75.0
+ROW_POINTS = 1024               # points per row of the maps sample_image gives cv2.remap
 DIRECTION_PEAKS = 5            # strongest segment directions considered as the three edge families
 MAX_TRIPLETS = 4               # ... and how many triplets of them are fitted at most
 MIN_FAMILY_SEPARATION = 20.0   # degrees between two edge families' image directions
@@ -107,6 +108,20 @@ def _apply(H, pts) -> np.ndarray:
     p = np.asarray(pts, float).reshape(-1, 2)
     w = np.column_stack([p, np.ones(len(p))]) @ H.T
     return w[:, :2] / w[:, 2:3]
+
+
+def sample_image(image: np.ndarray, x, y, interpolation=cv2.INTER_LINEAR, border_value=0.0) -> np.ndarray:
+    """The image's values (N, channels...) at the points `x`, `y` (N each, pixels; outside the
+    image `border_value`, or the nearest edge pixel's when it is None). However many points there
+    are: cv2.remap refuses maps of 32767 rows or columns, so they are laid out in rows of ROW_POINTS."""
+    x, y = np.ravel(x), np.ravel(y)
+    n = len(x)
+    pad = (-n) % ROW_POINTS
+    mx = np.append(x, np.zeros(pad)).astype(np.float32).reshape(-1, ROW_POINTS)
+    my = np.append(y, np.zeros(pad)).astype(np.float32).reshape(-1, ROW_POINTS)
+    border = cv2.BORDER_REPLICATE if border_value is None else cv2.BORDER_CONSTANT
+    values = cv2.remap(image, mx, my, interpolation, borderMode=border, borderValue=border_value or 0.0)
+    return values.reshape((-1,) + image.shape[2:])[:n]
 
 
 def straight_edges(work_gray: np.ndarray) -> np.ndarray:

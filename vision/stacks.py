@@ -23,7 +23,7 @@ from rules.position import DISCS_PER_COLOUR
 
 from .colours import BLACK, TABLE, WHITE, ColourModel
 from .convnet import ConvNet
-from .geometry import WorldGeometry
+from .geometry import WorldGeometry, sample_image
 from .hexgrid import cells_to_plane
 from .profile import SetProfile
 from .stack_net import CROP_H, CROP_SCALARS, CROP_W, network_input, stack_chances, stack_crop
@@ -127,13 +127,8 @@ class EdgeMap:
         n = len(pts)
         offsets = np.array(NORMAL_SEARCH_PX, np.float32)
         shifted = pts[None, :, :] + offsets[:, None, None] * normals[None, :, :]
-        total = len(offsets) * n
-        cols = 1024
-        pad = (-total) % cols                  # remap maps must stay under 32767 rows and columns
-        mx = np.append(shifted[..., 0].ravel(), np.zeros(pad)).astype(np.float32).reshape(-1, cols)
-        my = np.append(shifted[..., 1].ravel(), np.zeros(pad)).astype(np.float32).reshape(-1, cols)
-        vx = cv2.remap(self.gx, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT).reshape(-1, 3)[:total]
-        vy = cv2.remap(self.gy, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT).reshape(-1, 3)[:total]
+        vx = sample_image(self.gx, shifted[..., 0], shifted[..., 1])
+        vy = sample_image(self.gy, shifted[..., 0], shifted[..., 1])
         nx = np.tile(normals[:, 0].astype(np.float32), len(offsets))[:, None]
         ny = np.tile(normals[:, 1].astype(np.float32), len(offsets))[:, None]
         across = vx * nx + vy * ny
@@ -255,9 +250,8 @@ def edge_activity(edges: EdgeMap, geo: WorldGeometry, profile: SetProfile, cells
     z = (base[:, None, None] + lifts[None, :, None] + np.zeros((1, 1, len(rings)))).ravel()
     offs = np.broadcast_to(rings[None, None], (len(cells), len(lifts), len(rings), 2)).reshape(-1, 2)
     pts = geo.project(np.repeat(cells, n, axis=0), z, offs) * geo.scale
-    mx = np.clip(pts[:, 0], 0, edges.w - 1).astype(np.float32)[None]
-    my = np.clip(pts[:, 1], 0, edges.h - 1).astype(np.float32)[None]
-    vals = cv2.remap(edges.strength, mx, my, cv2.INTER_LINEAR)[0].reshape(len(cells), n)
+    vals = sample_image(edges.strength, np.clip(pts[:, 0], 0, edges.w - 1), np.clip(pts[:, 1], 0, edges.h - 1))
+    vals = vals.reshape(len(cells), n)
     return np.sort(vals, axis=1)[:, -(n // 10):].mean(axis=1)
 
 

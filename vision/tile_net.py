@@ -13,7 +13,7 @@ import cv2
 import numpy as np
 
 from .convnet import scaled_lab
-from .geometry import _apply
+from .geometry import _apply, sample_image
 from .hexgrid import cells_to_plane
 
 TILE_PX = 32                      # pixels of a crop's side
@@ -30,11 +30,9 @@ def tile_input(colours, geo, cells, hidden: np.ndarray) -> np.ndarray:
     grid = (np.arange(TILE_PX) + 0.5) / TILE_PX * SPAN - SPAN / 2
     gx, gy = np.meshgrid(grid, grid)
     pts = cells_to_plane(cells)[:, None, :] + np.stack([gx.ravel(), gy.ravel()], 1)[None]
-    pix = _apply(geo.plane_to_work, pts.reshape(-1, 2)).astype(np.float32).reshape(len(cells) * TILE_PX, TILE_PX, 2)
-    lab = cv2.remap(colours.lab, pix[..., 0], pix[..., 1], cv2.INTER_LINEAR,
-                    borderMode=cv2.BORDER_REPLICATE)
-    shade = cv2.remap(hidden, pix[..., 0], pix[..., 1], cv2.INTER_NEAREST,
-                      borderMode=cv2.BORDER_CONSTANT, borderValue=255)
+    pix = _apply(geo.plane_to_work, pts.reshape(-1, 2))
+    lab = sample_image(colours.lab, pix[:, 0], pix[:, 1], border_value=None)
+    shade = sample_image(hidden, pix[:, 0], pix[:, 1], cv2.INTER_NEAREST, border_value=255)
     lab = lab.reshape(len(cells), TILE_PX, TILE_PX, 3)
     shade = (shade.reshape(len(cells), TILE_PX, TILE_PX, 1) > 0).astype(np.float32)
     table = np.asarray(colours.tables[0].mean, np.float32)

@@ -148,7 +148,7 @@ def _cell_colours(colours: ColourModel, classes, usable, lab):
     seen = n > 0
     votes = np.stack([((classes == k) & usable).sum(axis=1) for k in range(3)], axis=1) / np.maximum(n, 1)[:, None]
     votes[~seen] = (1.0, 0.0, 0.0)
-    medians = np.empty((len(n), 3))
+    medians = np.empty((len(n), 3), np.float32)
     medians[~seen] = colours.tables[0].mean
     if seen.any():
         medians[seen] = np.nanmedian(np.where(usable[seen, :, None], lab[seen], np.nan), axis=1)

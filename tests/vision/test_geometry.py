@@ -4,7 +4,7 @@ import pytest
 from synthetic import Scene, midgame, random_scene, render
 from vision.colours import find_colours
 from vision.errors import NoWorldFoundError
-from vision.geometry import find_world, straight_edges
+from vision.geometry import find_world, sample_image, straight_edges
 from vision.hexgrid import cell_to_plane, cells_to_plane, plane_to_cells
 from vision.loading import load_image
 from vision.profile import load_profile
@@ -80,3 +80,17 @@ def test_a_focal_length_implied_far_off_does_not_lose_the_world(monkeypatch):
     monkeypatch.setattr(geometry, "focal_from_homography", lambda H, principal: 2.4 * scene.focal_px)
     _, geo = _fit(img)
     assert geo.camera.tilt_deg == pytest.approx(30, abs=4)
+
+
+def test_an_image_is_sampled_at_any_number_of_points():
+    """cv2.remap refuses maps of 32767 rows or columns: a reading of a few hundred cells samples
+    more points than that."""
+    rng = np.random.default_rng(3)
+    image = rng.random((60, 80, 3)).astype(np.float32)
+    x, y = rng.integers(0, 80, 50_000), rng.integers(0, 60, 50_000)
+    assert np.array_equal(sample_image(image, x, y), image[y, x])
+    assert np.array_equal(sample_image(image[..., 0], x, y), image[y, x, 0])
+    outside = sample_image(image[..., 0], np.array([-5.0, 100.0]), np.array([10.0, 10.0]), border_value=7.0)
+    assert outside.tolist() == [7.0, 7.0]
+    nearest_edge = sample_image(image[..., 0], np.array([-5.0, 100.0]), np.array([10.0, 10.0]), border_value=None)
+    assert nearest_edge.tolist() == [image[10, 0, 0], image[10, 79, 0]]

@@ -13,7 +13,7 @@ from vision.loading import load_image
 from vision.profile import load_profile
 from vision.convnet import ConvNet
 from vision.stack_net import BASE_Y, CROP_H, CROP_SCALARS, CROP_W, SECOND_OPINIONS, network_input, stack_chances
-from vision.stacks import _base_height, read_stacks, stack_crops
+from vision.stacks import EdgeMap, _base_height, edge_activity, read_stacks, stack_crops
 
 
 def test_the_network_computes_what_it_was_trained_as():
@@ -143,3 +143,14 @@ def test_a_second_read_reuses_the_chances_of_the_crops_it_has_seen_and_reads_the
     without_a_tile = {c: v for c, v in tiles.items() if c != (0, 0)}
     read_stacks(colours, geo, profile, wider, without_a_tile, earlier=first)
     assert weighed[3] > weighed[2]          # on another base the stack's crop is another picture
+
+
+def test_a_first_read_of_hundreds_of_cells_is_weighed_like_a_few(scene_world):
+    """A misread World can hand the stack reader a few hundred cells (over 32767 sample points)."""
+    scene, colours, geo, profile, tiles = scene_world
+    many = sorted({(q, r) for q in range(-10, 11) for r in range(-10, 11)})
+    edges = EdgeMap(colours)
+    assert np.allclose(edge_activity(edges, geo, profile, many, tiles),
+                       np.concatenate([edge_activity(edges, geo, profile, many[i:i + 50], tiles)
+                                       for i in range(0, len(many), 50)]))
+    assert read_stacks(colours, geo, profile, many, tiles).stacks.keys() == scene.stacks.keys()
