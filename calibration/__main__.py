@@ -8,7 +8,6 @@ import json
 import sys
 
 from vision.cli import OneLineParser, report
-from vision.errors import VisionError
 
 
 def main(argv=None) -> int:
@@ -28,7 +27,7 @@ def main(argv=None) -> int:
     try:
         profile = measure_set(args.photo, base=args.base, stack_photo=args.stack_photo,
                               stack_height=args.stack_height, name=args.name)
-    except VisionError as exc:
+    except Exception as exc:             # VisionError: the photo's fault; anything else: ours
         return report("calibration", exc)
     try:
         with open(args.out, "w", encoding="utf-8") as fh:

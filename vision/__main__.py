@@ -10,7 +10,6 @@ import sys
 import cv2
 
 from .cli import OneLineParser, report
-from .errors import VisionError
 
 
 def main(argv=None) -> int:
@@ -27,7 +26,7 @@ def main(argv=None) -> int:
     from .loading import load_image
     try:
         reading = analyze_photo(args.photo, profile=args.profile)
-    except VisionError as exc:
+    except Exception as exc:             # VisionError: the photo's fault; anything else: ours
         return report("vision", exc)
     obj = reading.to_json()
     if args.debug:

@@ -17,7 +17,12 @@ class OneLineParser(argparse.ArgumentParser):
         sys.exit(2)
 
 
-def report(name: str, exc: VisionError) -> int:
-    """Print a vision error as one line and return its exit status (3: no World, 2: the rest)."""
+def report(name: str, exc: Exception) -> int:
+    """Print an error as one line and return its exit status: 3 no World, 2 any other vision error
+    (the input's fault), 1 anything else (a bug of ours: named, to be reported, not a traceback)."""
+    if not isinstance(exc, VisionError):
+        print(f"{name}: internal error ({type(exc).__name__}: {exc}); please report it with the photo",
+              file=sys.stderr)
+        return 1
     print(f"{name}: {exc}", file=sys.stderr)
     return 3 if isinstance(exc, NoWorldFoundError) else 2

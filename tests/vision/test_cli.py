@@ -54,3 +54,17 @@ def test_exit_codes_and_one_line_messages(tmp_path):
     assert res.returncode == 2 and "profile" in res.stderr
     res = run("frobnicate")
     assert res.returncode == 2 and "Traceback" not in res.stderr
+
+
+def test_a_bug_while_reading_is_one_line_and_exit_1_not_a_traceback(photo, monkeypatch, capsys):
+    import vision
+    from vision.__main__ import main
+
+    def broken(*args, **kwargs):
+        raise IndexError("index 7 is out of bounds")
+
+    monkeypatch.setattr(vision, "analyze_photo", broken)
+    assert main(["analyze", str(photo)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("vision: internal error (IndexError: index 7 is out of bounds)")
