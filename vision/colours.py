@@ -17,6 +17,8 @@ from .profile import SetProfile
 TABLE, WHITE, BLACK = 0, 1, 2
 CLASS_NAMES = {TABLE: "table", WHITE: "white", BLACK: "black"}
 LAB_WEIGHTS = np.array([0.6, 1.0, 1.0])   # Lab differences count lightness at 0.6: shade and glare move it most
+ONE_TILE_COLOUR = 12.0           # Lab distance under which the two tile colours learnt are one colour (dev
+                                 # renders: 2-9 where the tiles read showed one colour, 22 and up elsewhere)
 
 
 @dataclass
@@ -53,6 +55,24 @@ class ColourModel:
 
     def reset_cache(self):
         self._labels = None
+
+    def tile_colour_from_table(self) -> bool:
+        """When the two tile colours are one colour (the tiles read so far are all of one colour,
+        the other's matching a table colour: light tiles on a cloth's light checks), make the table
+        colour most unlike them the other tile colour, no longer a table colour. False, and nothing
+        changed, when the tile colours differ or the table has one colour only."""
+        white, black = self.tiles["white"], self.tiles["black"]
+        if np.linalg.norm(white.mean - black.mean) >= ONE_TILE_COLOUR or len(self.tables) < 2:
+            return False
+        found = ColourClass((white.mean + black.mean) / 2, np.maximum(white.sigma, black.sigma))
+        other = max(self.tables, key=lambda t: np.linalg.norm(t.mean - found.mean))
+        self.tables = [t for t in self.tables if t is not other]
+        lighter_role, _ = self.roles_of(other.mean, found.mean)
+        self.tiles = ({"white": other, "black": found} if lighter_role is other.mean
+                      else {"white": found, "black": other})
+        self.discs = dict(self.tiles)
+        self.reset_cache()
+        return True
 
     def lightness_gradient(self) -> np.ndarray:
         """Gradient magnitude of the lightness (slightly smoothed), computed once."""

@@ -169,9 +169,18 @@ def _colour_model(image, profile, table_from: str):
 
 def _first_tile_pass(colours, geo):
     """(cells, edges, outline, tiles): the tile cells read before the stacks are known, growing the
-    candidate cells until the World's outline is inside them."""
-    cells = candidate_cells(colours, geo)
+    candidate cells until the World's outline is inside them. When the tiles read are all of one
+    colour and a table colour is the other's (ColourModel.tile_colour_from_table), they are read
+    again with that colour as the other tile colour."""
     edges = EdgeMap(colours)
+    cells, outline, first = _grown_tile_read(colours, geo, edges)
+    if colours.tile_colour_from_table():
+        cells, outline, first = _grown_tile_read(colours, geo, edges)
+    return cells, edges, outline, first
+
+
+def _grown_tile_read(colours, geo, edges):
+    cells = candidate_cells(colours, geo)
     for attempt in range(3):
         outline = outline_support(edges, geo, cells)
         first = read_tiles(colours, geo, cells, outline)
@@ -179,7 +188,7 @@ def _first_tile_pass(colours, geo):
         if wanted <= set(cells) or attempt == 2:
             break
         cells = sorted(set(cells) | wanted)
-    return cells, edges, outline, first
+    return cells, outline, first
 
 
 SMALL_WORLD = 0.3

@@ -3,7 +3,7 @@ import pytest
 
 import vision
 from synthetic import COLOURS, Scene, midgame, render
-from vision.colours import BLACK, TABLE, WHITE, find_colours
+from vision.colours import BLACK, TABLE, WHITE, ColourClass, ColourModel, find_colours, hint_labs
 from vision.loading import load_image
 from vision.profile import ColourHint, load_profile
 
@@ -102,3 +102,35 @@ def test_a_pool_of_lamp_light_at_the_border_is_left_out_of_the_table_colours_fro
 def test_table_colours_come_from_a_named_part_of_the_border():
     with pytest.raises(ValueError, match="main colour"):
         find_colours(load_image(np.zeros((80, 80, 3), np.uint8)), load_profile(), "the middle")
+
+
+
+def _model(tiles, tables):
+    lab = np.zeros((8, 8, 3), np.float32)
+    classes = {role: ColourClass(np.array(mean, float), np.array([3.0, 2.0, 2.0])) for role, mean in tiles.items()}
+    return ColourModel(tables=[ColourClass(np.array(t, float), np.array([4.0, 2.5, 2.5])) for t in tables],
+                       tiles=classes, discs=dict(classes), world_mask=np.zeros((8, 8), np.uint8), lab=lab,
+                       hints=hint_labs(load_profile("black-white")))
+
+
+def test_a_table_colour_becomes_the_tile_colour_the_tiles_read_lack():
+    # dev render s193 of seed 44: light tiles on a cloth whose light checks are their colour; the
+    # World's region and the tiles first read are all dark, so both tile colours learnt are black
+    model = _model({"white": (4.2, 0.6, 2.2), "black": (2.3, 0.4, 0.9)}, [(26, 1, 9), (71, 1, 20)])
+    assert model.tile_colour_from_table()
+    assert model.tiles["white"].mean.tolist() == [71, 1, 20]
+    assert model.tiles["black"].mean[0] < 5
+    assert [t.mean.tolist() for t in model.tables] == [[26, 1, 9]]
+    labels, _ = model.classify(np.array([[70.0, 1.0, 19.0], [3.0, 0.5, 1.5], [27.0, 1.0, 9.0]], np.float32))
+    assert labels.tolist() == [WHITE, BLACK, TABLE]
+
+
+@pytest.mark.parametrize("tiles, tables", [
+    ({"white": (80, 1, 5), "black": (3, 0, 1)}, [(26, 1, 9), (71, 1, 20)]),    # two tile colours learnt
+    ({"white": (4, 1, 2), "black": (2, 0, 1)}, [(71, 1, 20)]),                  # a table of one colour
+])
+def test_tile_colours_stay_when_they_differ_or_the_table_has_one_colour(tiles, tables):
+    model = _model(tiles, tables)
+    assert not model.tile_colour_from_table()
+    assert [t.mean.tolist() for t in model.tables] == [list(t) for t in tables]
+    assert model.tiles["white"].mean.tolist() == list(tiles["white"])
