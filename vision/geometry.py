@@ -39,7 +39,6 @@ DIRECTION_PEAKS = 5            # strongest segment directions considered as the 
 MAX_TRIPLETS = 4               # ... and how many triplets of them are fitted at most
 MIN_FAMILY_SEPARATION = 20.0   # degrees between two edge families' image directions
 MIN_FORESHORTENING = 0.2       # a table seen at up to ~75 degrees of tilt
-AFFINE_THEN_H = False
 FOCAL_PRIOR_WEIGHT = 0.05
 FOCAL_PRIOR_SPREAD = 0.25        # ~25% either way: fields of view of 55-80 degrees
 DEFAULT_FOCAL = 0.62           # focal length / image diagonal of a typical phone camera (HFOV ~65°)
@@ -742,14 +741,12 @@ def _choose_coset(M1, colours: ColourModel, edges: np.ndarray):
 
 def _refine(M1, seg):
     """ICP: snap every segment to its nearest lattice edge line and refit. Two routes: a free
-    homography from the vanishing-point rectification, and an affine map first (small or
+    homography from the vanishing-point rectification, and an affine map (small or
     near-vertical Worlds do not constrain perspective, and a free homography then invents it);
     the route whose lattice explains more of the edges wins."""
     fits = []
     for route in (("h", 5), ("a", 4)):
         M = _icp(M1, seg, affine=route[0] == "a", iters=route[1])
-        if M is not None and route[0] == "a":
-            M = _icp(M, seg, affine=False, iters=2) if AFFINE_THEN_H else M
         if M is not None:
             fam, resid, inl = _lattice_fit_quality(M, seg)
             fits.append((inl * (1.0 - min(resid, 0.1) / 0.2), M, fam, resid, inl))
