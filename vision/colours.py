@@ -61,15 +61,14 @@ class ColourModel:
         the other's matching a table colour: light tiles on a cloth's light checks), make the table
         colour most unlike them the other tile colour, no longer a table colour. False, and nothing
         changed, when the tile colours differ or the table has one colour only."""
-        white, black = self.tiles["white"], self.tiles["black"]
-        if np.linalg.norm(white.mean - black.mean) >= ONE_TILE_COLOUR or len(self.tables) < 2:
+        a, b = self.tiles["white"], self.tiles["black"]
+        if np.linalg.norm(a.mean - b.mean) >= ONE_TILE_COLOUR or len(self.tables) < 2:
             return False
-        found = ColourClass((white.mean + black.mean) / 2, np.maximum(white.sigma, black.sigma))
+        found = ColourClass((a.mean + b.mean) / 2, np.maximum(a.sigma, b.sigma))
         other = max(self.tables, key=lambda t: np.linalg.norm(t.mean - found.mean))
         self.tables = [t for t in self.tables if t is not other]
-        lighter_role, _ = self.roles_of(other.mean, found.mean)
-        self.tiles = ({"white": other, "black": found} if lighter_role is other.mean
-                      else {"white": found, "black": other})
+        white, _ = self.roles_of(other.mean, found.mean)
+        self.tiles = {"white": other, "black": found} if white is other.mean else {"white": found, "black": other}
         self.discs = dict(self.tiles)
         self.reset_cache()
         return True

@@ -180,6 +180,7 @@ def _first_tile_pass(colours, geo):
 
 
 def _grown_tile_read(colours, geo, edges):
+    """(cells, outline, tiles) of one first read (see _first_tile_pass)."""
     cells = candidate_cells(colours, geo)
     for attempt in range(3):
         outline = outline_support(edges, geo, cells)
