@@ -25,6 +25,10 @@ FLOOR_PCT = 50
 EDGE_WEAK = 0.06                 # hexagon-outline support (2nd weakest side) a coloured tile needs
 EDGE_STRONG = 0.12               # ... that makes a tile even of a table-coloured cell (both are
                                  # raised with the photo's own floor, the median over all cells)
+UNDER_STACK_RADII = (0.44, 0.465)   # lattice units: where a tile under a stack shows its own colour, clear
+                                    # of the stack's rims and near shadow (a disc reaches 0.33 and its
+                                    # offset, the tile's sides 0.49)
+UNDER_STACK_SEEN = 8             # of those 72 points, visible ones enough to decide that tile's colour
 
 
 @dataclass
@@ -281,6 +285,7 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.
     p_tile = net.probabilities(tile_input(colours, geo, cells, hidden), features)[:, 1]
     is_tile = p_tile > 0.5
     conf = net.confidence("tile", np.maximum(p_tile, 1 - p_tile))
+    medians = _under_stack_colours(colours, geo, cells, hidden, stacked, medians)
     roles = _tile_roles(colours, medians, is_tile)
     added = _diamond_completion(colours, cells, p_tile, medians, roles)
     for i, role in added.items():
@@ -288,6 +293,29 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.
     reading = _reading(cells, is_tile, conf, roles, votes, visible)
     reading.added = sorted(cells[i] for i in added)
     return reading
+
+
+_UNDER_STACK_ANGLES = np.radians(np.arange(0, 360, 10))
+_UNDER_STACK_OFFSETS = np.concatenate([r * np.stack([np.cos(_UNDER_STACK_ANGLES), np.sin(_UNDER_STACK_ANGLES)], 1)
+                                       for r in UNDER_STACK_RADII])
+
+
+def _under_stack_colours(colours: ColourModel, geo: WorldGeometry, cells: list, hidden: np.ndarray, stacked: set,
+                         medians: np.ndarray) -> np.ndarray:
+    """The cells' median colours (tile_evidence) with those of the cells under stacks taken from a
+    ring near the tile's sides (UNDER_STACK_RADII), where enough of it is visible: the points
+    right beside a stack fall on its lower discs' rims or its shadow as often as on the tile (a
+    white tile under a black stack in lamp light read black)."""
+    under = [i for i, c in enumerate(cells) if c in stacked]
+    if not under:
+        return medians
+    ring = np.broadcast_to(_UNDER_STACK_OFFSETS, (len(under),) + _UNDER_STACK_OFFSETS.shape)
+    _, usable, lab = _cell_samples(colours, geo, [cells[i] for i in under], ring, hidden)
+    medians = medians.copy()
+    for j, i in enumerate(under):
+        if usable[j].sum() >= UNDER_STACK_SEEN:
+            medians[i] = np.median(lab[j][usable[j]], axis=0)
+    return medians
 
 
 def _diamond_completion(colours: ColourModel, cells: list, p_tile: np.ndarray, medians: np.ndarray,

@@ -1,7 +1,9 @@
+import numpy as np
 import pytest
 
 import vision
-from synthetic import Scene, compare, render
+from synthetic import COLOURS, Scene, compare, render
+from vision.hexgrid import cell_to_plane
 
 RING = {(1, 0): "white", (0, 1): "black", (-1, 1): "white", (-1, 0): "black", (0, -1): "white",
         (1, -1): "black", (2, -1): "white", (2, 0): "black"}
@@ -65,3 +67,22 @@ def test_no_stacks_on_a_bare_world():
     reading = vision.analyze_photo(img)
     assert reading.stacks.stacks == {}
     assert len(reading.tiles.tiles) == 9
+
+
+def test_a_white_tile_under_a_black_stack_and_its_shadow_reads_white():
+    # the disc's shadow, as dark as a black tile, darkens two thirds of the white tile right around
+    # it, leaving the tile's outer band lit (cf. dev render s016 of seed 40, where two such tiles
+    # under black stacks read black in lamp light)
+    scene = Scene(tiles=RING, stacks={(2, -1): ("black",), (0, 1): ("white",)}, tilt_deg=30, yaw_deg=35,
+                  edition="black-white")
+    img, cam = render(scene)
+    h, w = img.shape[:2]
+    ys, xs = np.mgrid[0:h, 0:w]
+    x, y = (cam.pixel_to_plane(np.column_stack([xs.ravel(), ys.ravel()]), 0.0)
+            - np.array(cell_to_plane((2, -1))) * scene.pitch_mm).T / scene.pitch_mm
+    radius, angle = np.hypot(x, y), np.degrees(np.arctan2(y, x))
+    lit_tile = img.reshape(-1, 3).min(axis=1) > 150
+    shadow = (radius > 0.3) & (radius < 0.435) & (np.abs(angle) < 120) & lit_tile
+    img.reshape(-1, 3)[shadow] = COLOURS["black-white"][1]
+    reading = vision.analyze_photo(img, profile="black-white")
+    assert compare(reading, scene, cam)["cell_errors"] == 0
