@@ -1,6 +1,7 @@
 """How well does `python -m vision analyze` read the sample photos?
 
     .venv/bin/python bench/vision_accuracy.py sample_images [--timeout 120] [--no-profile] [--json OUT]
+        [--compare EARLIER.json]
 
 Runs the vision CLI on every image of FOLDER that has a truth file (NAME.json, format
 exxit-sample/1, written by tools/render), aligns each predicted position to its truth over the
@@ -15,6 +16,8 @@ seconds per image (wall time of the subprocess, and the CLI's own "timing" total
 the tiles and stacks vision reads sure and those it flags uncertain (its warnings
 "uncertain-tiles" and "uncertain-stacks") are right; then the confusion of true and read heights over the found stacks.
 A failing, crashing or missing vision counts as "no World found", so this runs from day one.
+`--compare EARLIER.json` (an earlier run's --json) also prints, image by image, the counts that
+changed since, and the totals before and after: what a change to vision did.
 """
 from __future__ import annotations
 
@@ -303,6 +306,28 @@ def print_table(groups: dict):
         print(m.ljust(width) + "".join(fmt(groups[n][m]).rjust(12) for n in names))
 
 
+COMPARED = ("no_world", "cells_right", "world_right", "stacks_matched", "stacks_pred", "top_right", "height_right",
+            "dances_right", "score_right", "stacks_sure", "stacks_sure_right")
+
+
+def compare_runs(earlier: list[dict], rows: list[dict]) -> list[str]:
+    """Lines saying what changed from the scored images `earlier` to `rows`: each image whose
+    counts (COMPARED) differ, then the totals over the images both hold."""
+    before = {r["name"]: r for r in earlier}
+    common = [r for r in rows if r["name"] in before]
+    lines = []
+    for row in common:
+        changed = [f"{k} {before[row['name']].get(k, 0)} -> {row.get(k, 0)}" for k in COMPARED
+                   if before[row["name"]].get(k, 0) != row.get(k, 0)]
+        if changed:
+            lines.append(f"{row['name']}: " + ", ".join(changed))
+    lines.append(f"totals over {len(common)} images both runs read:")
+    for k in COMPARED:
+        lines.append(f"  {k:18} {sum(before[r['name']].get(k, 0) for r in common):6} -> "
+                     f"{sum(r.get(k, 0) for r in common):6}")
+    return lines
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Vision accuracy on sample photos with ground truth.")
     ap.add_argument("folder", help="folder of NAME.jpg + NAME.json (tools/render truth)")
@@ -311,10 +336,17 @@ def main(argv=None):
     ap.add_argument("--python", default=sys.executable, help="interpreter that runs the vision CLI")
     ap.add_argument("--json", metavar="OUT", help="also write per-image results and the summary")
     ap.add_argument("--verbose", "-v", action="store_true", help="one line per image")
+    ap.add_argument("--compare", metavar="EARLIER", help="an earlier run's --json: print what changed since")
     args = ap.parse_args(argv)
     folder = Path(args.folder)
     if not folder.is_dir():
         sys.exit(f"vision_accuracy: {folder} is not a folder")
+    earlier = None
+    if args.compare:
+        try:
+            earlier = json.loads(Path(args.compare).read_text())["images"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            sys.exit(f"vision_accuracy: {args.compare} is not an earlier run's --json ({exc})")
     items = list(load_truths(folder))
     if not items:
         sys.exit(f"vision_accuracy: no images with truth (exxit-sample/1) in {folder}")
@@ -342,6 +374,9 @@ def main(argv=None):
     failures = Counter(r["note"].split(":")[0] for r in rows if r["note"] != "ok")
     if failures:
         print("vision did not answer: " + ", ".join(f"{k} x{v}" for k, v in failures.items()))
+    if earlier is not None:
+        print(f"changes since {args.compare}:")
+        print("\n".join(compare_runs(earlier, rows)))
     if args.json:
         Path(args.json).write_text(json.dumps({"summary": groups, "images": rows}, indent=1))
 

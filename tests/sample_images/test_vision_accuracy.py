@@ -145,3 +145,16 @@ def test_sure_and_flagged_reads_are_scored_apart():
     assert got["tiles flagged uncertain: right"] == 0.0
     assert got["stacks read sure: exactly right"] == pytest.approx(3 / 4)
     assert got["stacks flagged uncertain: exactly right"] == 1.0
+
+
+def test_a_comparison_names_the_images_that_changed_and_the_totals():
+    def row(name, cells, world):
+        return {"name": name, "cells_right": cells, "world_right": world, "no_world": 0}
+    earlier = [row("s001", 30, 1), row("s002", 40, 0), row("s003", 20, 1)]
+    now = [row("s001", 30, 1), row("s002", 42, 1), row("s004", 10, 1)]
+    lines = va.compare_runs(earlier, now)
+    assert lines[0] == "s002: cells_right 40 -> 42, world_right 0 -> 1"
+    assert lines[1] == "totals over 2 images both runs read:"
+    assert "  cells_right            70 ->     72" in lines
+    assert "  world_right             1 ->      2" in lines
+    assert not any(line.startswith(("s001", "s003", "s004")) for line in lines)
