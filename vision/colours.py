@@ -11,7 +11,7 @@ import cv2
 import numpy as np
 
 from .errors import NoWorldFoundError
-from .loading import LoadedImage
+from .loading import LoadedImage, lightness_gradient
 from .profile import SetProfile
 
 TABLE, WHITE, BLACK = 0, 1, 2
@@ -74,11 +74,10 @@ class ColourModel:
         return True
 
     def lightness_gradient(self) -> np.ndarray:
-        """Gradient magnitude of the lightness (slightly smoothed), computed once."""
+        """Gradient magnitude of the lightness (slightly smoothed), computed once: the working
+        image's, when find_colours made this model."""
         if self._gradient is None:
-            smooth = cv2.GaussianBlur(self.lab[..., 0], (0, 0), 1.2)
-            self._gradient = np.hypot(cv2.Sobel(smooth, cv2.CV_32F, 1, 0, ksize=3),
-                                      cv2.Sobel(smooth, cv2.CV_32F, 0, 1, ksize=3))
+            self._gradient = lightness_gradient(self.lab)
         return self._gradient
 
     def pixel_classes(self):
@@ -165,7 +164,7 @@ def find_colours(image: LoadedImage, profile: SetProfile, table_from: str = "bor
     pix = pix[:: max(1, len(pix) // 40000)]
     tiles = _two_colours(pix, profile)
     return ColourModel(tables=tables, tiles=tiles, discs=dict(tiles), world_mask=world_mask, lab=lab,
-                       confidence=_separation(tiles), regions=regions,
+                       _gradient=image.lightness_gradient, confidence=_separation(tiles), regions=regions,
                        white_is_lighter=profile.white_is_lighter(), hints=hint_labs(profile))
 
 

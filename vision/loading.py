@@ -51,12 +51,24 @@ class LoadedImage:
         smooth = cv2.GaussianBlur(self.work, (3, 3), 0)
         return cv2.cvtColor(smooth.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)
 
+    @functools.cached_property
+    def lightness_gradient(self) -> np.ndarray:
+        """Gradient magnitude of the working image's lightness (made once, however many colour
+        models use it)."""
+        return lightness_gradient(self.lab)
+
     @property
     def full(self) -> np.ndarray:
         """The full-resolution BGR image (decoded on first use: the stages work on `work`)."""
         if self._full is None:
             self._full = _from_bytes(self._data)
         return self._full
+
+
+def lightness_gradient(lab: np.ndarray) -> np.ndarray:
+    """Gradient magnitude of a Lab image's lightness, slightly smoothed."""
+    smooth = cv2.GaussianBlur(lab[..., 0], (0, 0), 1.2)
+    return np.hypot(cv2.Sobel(smooth, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(smooth, cv2.CV_32F, 0, 1, ksize=3))
 
 
 def load_image(source) -> LoadedImage:

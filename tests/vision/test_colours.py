@@ -134,3 +134,10 @@ def test_tile_colours_stay_when_they_differ_or_the_table_has_one_colour(tiles, t
     assert not model.tile_colour_from_table()
     assert [t.mean.tolist() for t in model.tables] == [list(t) for t in tables]
     assert model.tiles["white"].mean.tolist() == list(tiles["white"])
+
+
+def test_colour_models_of_one_photo_share_its_lightness_gradient():
+    img, _, _ = _photo("black-white", "neutral")
+    whole, lower = find_colours(img, load_profile()), find_colours(img, load_profile(), "lower border")
+    assert whole.lightness_gradient() is lower.lightness_gradient() is img.lightness_gradient
+    assert whole.lightness_gradient().shape == img.work.shape[:2]
