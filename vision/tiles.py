@@ -95,12 +95,17 @@ OFFSETS = _sample_offsets()
 _ANNULUS_ANGLES = np.radians(np.arange(0, 360, 15))
 
 
+def _rings(radii, angles: np.ndarray) -> np.ndarray:
+    """(len(radii) * len(angles), 2) points on circles of these radii about a cell's centre."""
+    return np.concatenate([r * np.stack([np.cos(angles), np.sin(angles)], 1) for r in radii])
+
+
 def _annulus_offsets(away: np.ndarray | None) -> np.ndarray:
     """Points between a centred disc's rim and the tile's edge; only the far half if `away` given."""
     a = _ANNULUS_ANGLES
     if away is not None:
         a = a[np.argsort(-np.cos(a - np.arctan2(away[1], away[0])))[:13]]
-    return np.concatenate([r * np.stack([np.cos(a), np.sin(a)], 1) for r in (0.385, 0.43)])
+    return _rings((0.385, 0.43), a)
 
 
 _EDGE_T = np.linspace(0.15, 0.85, 8)
@@ -295,9 +300,7 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.
     return reading
 
 
-_UNDER_STACK_ANGLES = np.radians(np.arange(0, 360, 10))
-_UNDER_STACK_OFFSETS = np.concatenate([r * np.stack([np.cos(_UNDER_STACK_ANGLES), np.sin(_UNDER_STACK_ANGLES)], 1)
-                                       for r in UNDER_STACK_RADII])
+_UNDER_STACK_OFFSETS = _rings(UNDER_STACK_RADII, np.radians(np.arange(0, 360, 10)))
 
 
 def _under_stack_colours(colours: ColourModel, geo: WorldGeometry, cells: list, hidden: np.ndarray, stacked: set,
@@ -310,11 +313,11 @@ def _under_stack_colours(colours: ColourModel, geo: WorldGeometry, cells: list, 
     if not under:
         return medians
     ring = np.broadcast_to(_UNDER_STACK_OFFSETS, (len(under),) + _UNDER_STACK_OFFSETS.shape)
-    _, usable, lab = _cell_samples(colours, geo, [cells[i] for i in under], ring, hidden)
+    classes, usable, lab = _cell_samples(colours, geo, [cells[i] for i in under], ring, hidden)
+    _, ring_medians, _ = _cell_colours(colours, classes, usable, lab)
+    enough = usable.sum(axis=1) >= UNDER_STACK_SEEN
     medians = medians.copy()
-    for j, i in enumerate(under):
-        if usable[j].sum() >= UNDER_STACK_SEEN:
-            medians[i] = np.median(lab[j][usable[j]], axis=0)
+    medians[np.array(under)[enough]] = ring_medians[enough]
     return medians
 
 

@@ -104,7 +104,6 @@ def test_table_colours_come_from_a_named_part_of_the_border():
         find_colours(load_image(np.zeros((80, 80, 3), np.uint8)), load_profile(), "the middle")
 
 
-
 def _model(tiles, tables):
     lab = np.zeros((8, 8, 3), np.float32)
     classes = {role: ColourClass(np.array(mean, float), np.array([3.0, 2.0, 2.0])) for role, mean in tiles.items()}
