@@ -1,12 +1,12 @@
 """How well does `python -m vision analyze` read the sample photos?
 
     .venv/bin/python bench/vision_accuracy.py sample_images [--timeout 120] [--no-profile] [--json OUT]
-        [--compare EARLIER.json]
+        [--compare EARLIER.json] [--by tilt_band,edition,light,table,phase]
 
 Runs the vision CLI on every image of FOLDER that has a truth file (NAME.json, format
 exxit-sample/1, written by tools/render), aligns each predicted position to its truth over the
-6 rotations and the translations of the hex lattice, and prints, overall, per tilt band and per
-edition: per-cell tile accuracy (white / black / none over the World, its perimeter and any cell the
+6 rotations and the translations of the hex lattice, and prints, overall and per tilt band and per
+edition (`--by`: any of the truth's tilt_band, edition, light, table and phase, a table each): per-cell tile accuracy (white / black / none over the World, its perimeter and any cell the
 prediction calls a tile), World exactly right, stack precision and recall, top-colour accuracy,
 height and full disc order exactly right (over matched stacks), forced-dance sets exactly right
 (both colours, computed by `rules` on the aligned prediction and on the truth) and what they would
@@ -297,13 +297,35 @@ def fmt(v):
     return f"{v:.3f}"
 
 
+GROUP_KEYS = ("tilt_band", "edition", "light", "table", "phase")     # the truth's meta fields --by takes
+EDITION_NAMES = {"jactalea-red-black": "red-black", "silver-red": "silver-red", "black-white": "black-white"}
+
+
+def group_name(key: str, value: str) -> str:
+    """A group's column name: "tilt 0-15", "red-black", "light window"."""
+    if key == "tilt_band":
+        return f"tilt {value}"
+    if key == "edition":
+        return EDITION_NAMES.get(value, value)
+    return f"{key} {value}"
+
+
+def grouped(rows: list[dict], keys) -> dict[str, dict]:
+    """{key: {column name: summary}} of the scored images `rows`, each key's groups after "all"."""
+    every = summarise(rows)
+    return {key: {"all": every, **{group_name(key, v): summarise([r for r in rows if r[key] == v])
+                                   for v in sorted({r[key] for r in rows})}}
+            for key in keys}
+
+
 def print_table(groups: dict):
     names = list(groups)
     metrics = list(next(iter(groups.values())))
     width = max(len(m) for m in metrics) + 2
-    print("".ljust(width) + "".join(n.rjust(12) for n in names))
+    columns = [max(12, len(n) + 2) for n in names]
+    print("".ljust(width) + "".join(n.rjust(c) for n, c in zip(names, columns)))
     for m in metrics:
-        print(m.ljust(width) + "".join(fmt(groups[n][m]).rjust(12) for n in names))
+        print(m.ljust(width) + "".join(fmt(groups[n][m]).rjust(c) for n, c in zip(names, columns)))
 
 
 COMPARED = ("no_world", "cells_right", "world_right", "stacks_matched", "stacks_pred", "top_right", "height_right",
@@ -337,7 +359,12 @@ def main(argv=None):
     ap.add_argument("--json", metavar="OUT", help="also write per-image results and the summary")
     ap.add_argument("--verbose", "-v", action="store_true", help="one line per image")
     ap.add_argument("--compare", metavar="EARLIER", help="an earlier run's --json: print what changed since")
+    ap.add_argument("--by", default="tilt_band,edition",
+                    help=f"comma-separated truth fields to group the images by, a table each ({', '.join(GROUP_KEYS)})")
     args = ap.parse_args(argv)
+    keys = [k.strip() for k in args.by.split(",") if k.strip()]
+    if not keys or set(keys) - set(GROUP_KEYS):
+        sys.exit(f"vision_accuracy: --by takes some of {', '.join(GROUP_KEYS)}, not {args.by!r}")
     folder = Path(args.folder)
     if not folder.is_dir():
         sys.exit(f"vision_accuracy: {folder} is not a folder")
@@ -357,19 +384,15 @@ def main(argv=None):
         pred, wall, inner, note = run_vision(image, profile, args.timeout, args.python)
         row = score_image(truth["position"], pred)
         row.update({"name": image.stem, "wall_s": wall, "vision_s": inner, "note": note,
-                    "tilt_band": meta.get("tilt_band", "?"), "edition": meta.get("edition", "?")})
+                    **{key: meta.get(key, "?") for key in GROUP_KEYS}})
         rows.append(row)
         if args.verbose:
             print(f"{image.stem}: {note}, cells {row['cells_right']}/{row['cells']}, "
                   f"stacks {row['stacks_matched']}/{row['stacks_true']}, {wall:.1f} s", flush=True)
-    groups = {"all": summarise(rows)}
-    for key in ("tilt_band", "edition"):
-        for value in sorted({r[key] for r in rows}):
-            groups[value] = summarise([r for r in rows if r[key] == value])
-    short = {"jactalea-red-black": "red-black", "silver-red": "silver-red", "black-white": "black-white"}
-    groups = {("tilt " + k if k[0].isdigit() else short.get(k, k)): v for k, v in groups.items()}
+    tables = grouped(rows, keys)
     print(f"vision accuracy on {len(rows)} images of {folder}")
-    print_table(groups)
+    for groups in tables.values():
+        print_table(groups)
     print_confusion(height_confusion(rows))
     failures = Counter(r["note"].split(":")[0] for r in rows if r["note"] != "ok")
     if failures:
@@ -378,7 +401,8 @@ def main(argv=None):
         print(f"changes since {args.compare}:")
         print("\n".join(compare_runs(earlier, rows)))
     if args.json:
-        Path(args.json).write_text(json.dumps({"summary": groups, "images": rows}, indent=1))
+        summary = {name: figures for groups in tables.values() for name, figures in groups.items()}
+        Path(args.json).write_text(json.dumps({"summary": summary, "images": rows}, indent=1))
 
 
 if __name__ == "__main__":

@@ -158,3 +158,24 @@ def test_a_comparison_names_the_images_that_changed_and_the_totals():
     assert "  cells_right            70 ->     72" in lines
     assert "  world_right             1 ->      2" in lines
     assert not any(line.startswith(("s001", "s003", "s004")) for line in lines)
+
+
+def test_images_are_grouped_by_the_truths_light_and_table():
+    right = dict(va.score_image(TRUTH, moved(TRUTH, 1, (1, 0))), wall_s=1.0)
+    wrong = dict(va.score_image(TRUTH, None), wall_s=1.0)
+    rows = [dict(right, light="window", table="desk"), dict(right, light="lamp", table="desk"),
+            dict(wrong, light="window", table="felt")]
+    tables = va.grouped(rows, ["light", "table"])
+    assert list(tables) == ["light", "table"]
+    assert list(tables["light"]) == ["all", "light lamp", "light window"]
+    assert tables["light"]["all"]["images"] == 3
+    assert tables["light"]["light window"]["World exactly right"] == 0.5
+    assert tables["light"]["light lamp"]["World exactly right"] == 1.0
+    assert tables["table"]["table desk"]["World exactly right"] == 1.0
+    assert tables["table"]["table felt"]["no World found"] == 1.0
+
+
+def test_an_unknown_grouping_is_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        va.main([str(tmp_path), "--by", "colour"])
+    assert "--by takes some of" in str(exit_.value.code)
