@@ -181,12 +181,24 @@ def _table_classes(border: np.ndarray) -> list:
         members = pix[lbl == i]
         if len(members) < 0.12 * len(pix):
             continue
-        classes.append(_robust_class(members, floor=(4.0, 2.5, 2.5)))
-    merged = [classes[0]]
-    for c in classes[1:]:               # clusters that are one colour split in three: keep one
-        if min(np.abs((c.mean - m.mean) / m.sigma).max() for m in merged) > 3.0:
-            merged.append(c)
-    return merged
+        classes.append((_robust_class(members, floor=(4.0, 2.5, 2.5)), members))
+    kept = [classes[0]]
+    for c, members in classes[1:]:      # clusters that are one colour split in three: keep one
+        if all(np.abs((c.mean - k.mean) / k.sigma).max() > 3.0 or _valley_between(k_members, members, k, c)
+               for k, k_members in kept):
+            kept.append((c, members))
+    return [c for c, _ in kept]
+
+
+def _valley_between(a_pix: np.ndarray, b_pix: np.ndarray, a: ColourClass, b: ColourClass) -> bool:
+    """Whether the pixels of two close clusters are two colours (a checkered cloth's checks under
+    dim light) rather than one colour split: along the line from one centre to the other, their
+    density falls between the centres to under half of what it is around each."""
+    axis = b.mean - a.mean
+    t = (np.concatenate([a_pix, b_pix]) - a.mean) @ axis / (axis @ axis)
+    density, _ = np.histogram(t, bins=16, range=(-0.2, 1.4))     # bins of 0.1: centres at bins 2 and 12
+    around = min(density[:5].max(), density[10:15].max())
+    return bool(density[5:10].min() < 0.5 * around)
 
 
 def _components(mask: np.ndarray, keep=3) -> list:

@@ -140,3 +140,35 @@ def test_colour_models_of_one_photo_share_its_lightness_gradient():
     whole, lower = find_colours(img, load_profile()), find_colours(img, load_profile(), "lower border")
     assert whole.lightness_gradient() is lower.lightness_gradient() is img.lightness_gradient
     assert whole.lightness_gradient().shape == img.work.shape[:2]
+
+
+def _checkered_cloth_photo(check_labs, noise=2.5, size=(300, 400), check=12):
+    """A dim checkered cloth of two close colours (dev render s132 of seed 44: green and beige
+    checks 10 Lab units apart) with four red and black tiles in its middle."""
+    import cv2
+    h, w = size
+    labs = np.array(check_labs, np.float32)
+    ys, xs = np.mgrid[0:h, 0:w]
+    lab = labs[((ys // check) + (xs // check)) % 2]
+    lab = lab + np.random.default_rng(3).normal(0, noise, lab.shape).astype(np.float32)
+    bgr = (np.clip(cv2.cvtColor(lab, cv2.COLOR_Lab2BGR), 0, 1) * 255).astype(np.uint8)
+    for (cx, cy), colour in zip([(170, 130), (230, 130), (200, 165), (200, 95)],
+                                [(34, 36, 168), (34, 36, 168), (32, 32, 34), (32, 32, 34)]):
+        angles = np.radians(np.arange(30, 390, 60))
+        hexagon = np.stack([cx + 22 * np.cos(angles), cy + 22 * np.sin(angles)], 1).round().astype(np.int32)
+        cv2.fillPoly(bgr, [hexagon], colour)
+    return bgr
+
+
+def test_both_colours_of_a_dim_checkered_cloth_are_table_colours():
+    photo = load_image(_checkered_cloth_photo([(38.0, -3.5, 8.4), (47.0, 1.0, 7.3)]))
+    model = find_colours(photo, load_profile("jactalea-red-black"))
+    assert len(model.tables) == 2
+    assert model.world_mask.mean() / 255 < 0.1                     # the four tiles, not the cloth
+    assert model.world_mask[130, 170] and model.world_mask[165, 200]
+
+
+def test_one_colour_of_a_plain_cloth_stays_one_table_colour():
+    photo = load_image(_checkered_cloth_photo([(42.0, -1.0, 8.0), (42.0, -1.0, 8.0)], noise=4.0))
+    model = find_colours(photo, load_profile("jactalea-red-black"))
+    assert len(model.tables) == 1
