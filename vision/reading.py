@@ -125,6 +125,24 @@ class PhotoReading:
             cv2.putText(out, f"{q},{r}", (int(x) - 14, int(y) + 22), cv2.FONT_HERSHEY_SIMPLEX, 0.4,
                         (0, 255, 255), 1, cv2.LINE_AA)
         bad = [w for w in self.warnings if not w["code"].startswith("uncertain")]
-        for i, wrn in enumerate(bad[:4]):
-            cv2.putText(out, wrn["message"], (10, 24 + 22 * i), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (0, 0, 255), 2)
+        lines = [line for wrn in bad[:4] for line in overlay_lines(wrn["message"], out.shape[1] - 20)]
+        for i, line in enumerate(lines):
+            cv2.putText(out, line, (10, 24 + 22 * i), *WARNING_FONT, (0, 0, 255), 2)
         return out
+
+
+WARNING_FONT = (cv2.FONT_HERSHEY_SIMPLEX, 0.6)
+
+
+def overlay_lines(message: str, width: int) -> list:
+    """A warning as lines the overlay can draw: OpenCV's fonts have no "°" (it came out as "??"),
+    and a line wider than the photo is cut off at its edge."""
+    words = message.replace("°", " deg").encode("ascii", "replace").decode().split()
+    lines = []
+    for word in words:
+        wider = f"{lines[-1]} {word}" if lines else word
+        if lines and cv2.getTextSize(wider, *WARNING_FONT, 2)[0][0] <= width:
+            lines[-1] = wider
+        else:
+            lines.append(word)
+    return lines

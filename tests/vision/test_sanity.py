@@ -65,6 +65,16 @@ def test_reading_gives_a_rules_position_and_pixels(reading, photo):
     assert overlay.shape == photo.shape and (overlay != photo).any()
 
 
+def test_the_overlay_writes_its_warnings_in_characters_its_font_has_and_within_the_photo():
+    from vision.reading import WARNING_FONT, overlay_lines
+    message = ("photographed from nearly straight above (9° from vertical), where a stack's height hardly "
+               "shows; a photo taken at 30-45° reads heights better")
+    lines = overlay_lines(message, 500)
+    assert len(lines) > 1 and all(line.isascii() for line in lines)
+    assert " ".join(lines).startswith("photographed from nearly straight above (9 deg from vertical)")
+    assert all(cv2.getTextSize(line, *WARNING_FONT, 2)[0][0] <= 500 for line in lines)
+
+
 def test_impossible_reading_raises_a_vision_error(reading):
     stacks = reading.stacks.stacks
     first = next(iter(stacks.values()))
