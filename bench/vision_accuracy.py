@@ -6,7 +6,8 @@
 Runs the vision CLI on every image of FOLDER that has a truth file (NAME.json, format
 exxit-sample/1, written by tools/render), aligns each predicted position to its truth over the
 6 rotations and the translations of the hex lattice, and prints, overall and per tilt band and per
-edition (`--by`: any of the truth's tilt_band, edition, light, table and phase, a table each): per-cell tile accuracy (white / black / none over the World, its perimeter and any cell the
+edition (`--by`: any of the truth's tilt_band, edition, light, table and phase, a table each):
+per-cell tile accuracy (white / black / none over the World, its perimeter and any cell the
 prediction calls a tile), World exactly right, stack precision and recall, top-colour accuracy,
 height and full disc order exactly right (over matched stacks), forced-dance sets exactly right
 (both colours, computed by `rules` on the aligned prediction and on the truth) and what they would

@@ -170,7 +170,8 @@ def find_colours(image: LoadedImage, profile: SetProfile, table_from: str = "bor
 
 def _table_classes(border: np.ndarray) -> list:
     """The table's colours from the photo's border: one to three clusters (cloths, wood grain);
-    clusters holding little of the border (a piece or a hand at the edge) are dropped."""
+    clusters holding little of the border (a piece or a hand at the edge) are dropped, and so are
+    clusters close to one kept, unless a valley in the border's colours parts them (_valley_between)."""
     pix = border[:: max(1, len(border) // 20000)].astype(np.float32)
     crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 0.5)
     cv2.setRNGSeed(1)  # kmeans++ draws from OpenCV's global generator: keep results reproducible
@@ -183,7 +184,7 @@ def _table_classes(border: np.ndarray) -> list:
             continue
         classes.append((_robust_class(members, floor=(4.0, 2.5, 2.5)), members))
     kept = [classes[0]]
-    for c, members in classes[1:]:      # clusters that are one colour split in three: keep one
+    for c, members in classes[1:]:      # close clusters are one colour split in three: keep one
         if all(np.abs((c.mean - k.mean) / k.sigma).max() > 3.0 or _valley_between(k_members, members, k, c)
                for k, k_members in kept):
             kept.append((c, members))

@@ -16,6 +16,7 @@ from .stacks import StackReading
 from .tiles import TileReading
 
 TOTAL_TILES = 39
+WARNING_FONT = (cv2.FONT_HERSHEY_SIMPLEX, 0.6)      # of the warnings the debug overlay writes
 
 
 class InconsistentReadingError(VisionError):
@@ -129,9 +130,6 @@ class PhotoReading:
         for i, line in enumerate(lines):
             cv2.putText(out, line, (10, 24 + 22 * i), *WARNING_FONT, (0, 0, 255), 2)
         return out
-
-
-WARNING_FONT = (cv2.FONT_HERSHEY_SIMPLEX, 0.6)
 
 
 def overlay_lines(message: str, width: int) -> list:
