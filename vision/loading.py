@@ -149,12 +149,24 @@ def _from_bytes(data: bytes, reduce_to: int | None = None):
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
         raise UnreadableImageError("image too large (decompression bomb refused)") from None
     except UnidentifiedImageError:
+        if is_heif_photo(data):
+            raise UnreadableImageError("an HEIC/HEIF photo (what iPhones take by default) cannot be read: save it "
+                                       "as JPEG, or set the camera to Most Compatible (Settings > Camera > "
+                                       "Formats)") from None
         raise UnreadableImageError("not an image we can read (JPEG, PNG or WebP expected)") from None
     except (OSError, SyntaxError, ValueError, EOFError) as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UnreadableImageError(f"broken or truncated image ({msg})") from None
     bgr = cv2.cvtColor(np.asarray(img), cv2.COLOR_RGB2BGR)
     return (bgr, full_size) if reduce_to else bgr
+
+
+HEIF_BRANDS = {b"heic", b"heix", b"hevc", b"hevx", b"heim", b"heis", b"mif1", b"msf1"}
+
+
+def is_heif_photo(data: bytes) -> bool:
+    """Whether `data` is an HEIC/HEIF photo: an ISO media file whose 'ftyp' box names an HEIF brand."""
+    return data[4:8] == b"ftyp" and data[8:12] in HEIF_BRANDS
 
 
 def _oriented_size(img) -> tuple:

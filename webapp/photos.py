@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
+import vision
+
 from .errors import InputError
 
 ACCEPTED_FORMATS = {"JPEG", "PNG", "WEBP", "BMP", "TIFF", "MPO"}
@@ -47,6 +49,10 @@ def decode_photo(data, max_pixels, max_side):
     try:
         image = Image.open(io.BytesIO(data))
     except UnidentifiedImageError:
+        if vision.is_heif_photo(data):
+            raise InputError("This is an HEIC photo (what iPhones take by default), which cannot be read here: "
+                             "send it as JPEG, or set the camera to Most Compatible (Settings > Camera > Formats).",
+                             "unsupported_image", 400)
         raise InputError("This file is not an image: send a JPEG or PNG photo.", "not_an_image", 400)
     except Image.DecompressionBombError:
         raise _too_many_pixels(max_pixels + 1, max_pixels)

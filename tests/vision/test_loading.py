@@ -53,6 +53,7 @@ def test_working_resolution_keeps_full(tmp_path):
 @pytest.mark.parametrize("data,needle", [
     (b"", "empty"),
     (b"not an image at all", "not an image"),
+    (b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + bytes(64), "HEIC.*save it as JPEG"),   # an iPhone's photo
 ])
 def test_garbage_is_refused(data, needle):
     with pytest.raises(UnreadableImageError, match=needle):

@@ -101,3 +101,10 @@ def test_photo_without_a_world(client, image):
     message = response.json["error"]
     assert message.startswith("No EXXIT World found in this photo (")
     assert "whole World in view" in message
+
+
+def test_an_iphone_heic_photo_is_refused_with_what_to_do(client):
+    heic = b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + bytes(4096)
+    response = post_photo(client, heic, "IMG_0001.HEIC")
+    assert_error(response, 400, "unsupported_image")
+    assert "HEIC" in response.json["error"] and "JPEG" in response.json["error"]
