@@ -14,4 +14,5 @@ from .profile import SetProfile, load_profile
 from .reading import InconsistentReadingError, PhotoReading
 
 __all__ = ["analyze_photo", "load_profile", "SetProfile", "PhotoReading", "VisionError",
-           "UnreadableImageError", "NoWorldFoundError", "ProfileError", "InconsistentReadingError", "is_heif_photo"]
+           "UnreadableImageError", "NoWorldFoundError", "ProfileError", "InconsistentReadingError",
+           "is_heif_photo"]
