@@ -8,11 +8,11 @@ Stages (each a module with a typed result and its own debug drawing): loading, c
 geometry (lattice and camera), tiles, stacks, sanity; `analyze_photo` runs them in order.
 """
 from .errors import NoWorldFoundError, ProfileError, UnreadableImageError, VisionError
-from .loading import is_heif_photo
+from .loading import IMAGE_FORMATS, is_heif_photo
 from .pipeline import analyze_photo
 from .profile import SetProfile, load_profile
 from .reading import InconsistentReadingError, PhotoReading
 
 __all__ = ["analyze_photo", "load_profile", "SetProfile", "PhotoReading", "VisionError",
            "UnreadableImageError", "NoWorldFoundError", "ProfileError", "InconsistentReadingError",
-           "is_heif_photo"]
+           "IMAGE_FORMATS", "is_heif_photo"]

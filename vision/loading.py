@@ -18,6 +18,8 @@ MAX_BYTES = 60 * 1024 * 1024
 MIN_SIDE = 64
 WORK_LONG_SIDE = 1000            # the working resolution for the global stages
 DETAIL_LONG_SIDE = 1400          # ... when the World fills only a small part of the photo
+IMAGE_FORMATS = frozenset({"JPEG", "PNG", "WEBP", "MPO", "BMP", "TIFF"})   # Pillow's names of the formats read
+HEIF_BRANDS = {b"heic", b"heix", b"hevc", b"hevx", b"heim", b"heis", b"mif1", b"msf1"}   # an HEIC photo's 'ftyp'
 
 
 @dataclass
@@ -136,7 +138,7 @@ def _from_bytes(data: bytes, reduce_to: int | None = None):
             if w * h > MAX_PIXELS:
                 raise UnreadableImageError(
                     f"image too large ({w}x{h} pixels; the limit is {MAX_PIXELS // 1_000_000} megapixels)")
-            if img.format not in ("JPEG", "PNG", "WEBP", "MPO", "BMP", "TIFF"):
+            if img.format not in IMAGE_FORMATS:
                 raise UnreadableImageError(f"unsupported image format {img.format}; use JPEG, PNG or WebP")
             full_size = _oriented_size(img)
             if reduce_to and img.format in ("JPEG", "MPO"):
@@ -159,9 +161,6 @@ def _from_bytes(data: bytes, reduce_to: int | None = None):
         raise UnreadableImageError(f"broken or truncated image ({msg})") from None
     bgr = cv2.cvtColor(np.asarray(img), cv2.COLOR_RGB2BGR)
     return (bgr, full_size) if reduce_to else bgr
-
-
-HEIF_BRANDS = {b"heic", b"heix", b"hevc", b"hevx", b"heim", b"heis", b"mif1", b"msf1"}
 
 
 def is_heif_photo(data: bytes) -> bool:

@@ -14,8 +14,6 @@ import vision
 
 from .errors import InputError
 
-ACCEPTED_FORMATS = {"JPEG", "PNG", "WEBP", "BMP", "TIFF", "MPO"}
-
 
 @dataclass(frozen=True)
 class Photo:
@@ -56,7 +54,7 @@ def decode_photo(data, max_pixels, max_side):
         raise InputError("This file is not an image: send a JPEG or PNG photo.", "not_an_image", 400)
     except Image.DecompressionBombError:
         raise _too_many_pixels(max_pixels + 1, max_pixels)
-    if image.format not in ACCEPTED_FORMATS:
+    if image.format not in vision.IMAGE_FORMATS:
         raise InputError(f"{image.format} images are not supported: send a JPEG or PNG photo.",
                          "unsupported_image", 400)
     width, height = image.size
