@@ -196,6 +196,8 @@ def _valley_between(a_pix: np.ndarray, b_pix: np.ndarray, a: ColourClass, b: Col
     dim light) rather than one colour split: along the line from one centre to the other, their
     density falls between the centres to under half of what it is around each."""
     axis = b.mean - a.mean
+    if not axis.any():
+        return False
     t = (np.concatenate([a_pix, b_pix]) - a.mean) @ axis / (axis @ axis)
     density, _ = np.histogram(t, bins=16, range=(-0.2, 1.4))     # bins of 0.1: centres at bins 2 and 12
     around = min(density[:5].max(), density[10:15].max())

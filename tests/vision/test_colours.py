@@ -172,3 +172,13 @@ def test_one_colour_of_a_plain_cloth_stays_one_table_colour():
     photo = load_image(_checkered_cloth_photo([(42.0, -1.0, 8.0), (42.0, -1.0, 8.0)], noise=4.0))
     model = find_colours(photo, load_profile("jactalea-red-black"))
     assert len(model.tables) == 1
+
+
+def test_two_clusters_with_one_centre_are_one_table_colour():
+    import warnings
+    from vision.colours import _valley_between
+    centre = ColourClass(np.array([40.0, 1.0, 1.0]), np.array([4.0, 2.5, 2.5]))
+    pixels = np.tile(np.array([[40.0, 1.0, 1.0]], np.float32), (100, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                 # no division by a zero distance
+        assert not _valley_between(pixels, pixels, centre, centre)
