@@ -175,7 +175,7 @@ def test_images_are_grouped_by_the_truths_light_and_table():
     assert tables["table"]["table felt"]["no World found"] == 1.0
 
 
-def test_an_unknown_grouping_is_refused(tmp_path, capsys):
+def test_an_unknown_grouping_is_refused(tmp_path):
     with pytest.raises(SystemExit) as exit_:
         va.main([str(tmp_path), "--by", "colour"])
     assert "--by takes some of" in str(exit_.value.code)
