@@ -39,7 +39,7 @@ SIDE_SAMPLES = 6
 NORMAL_SEARCH_PX = (-1.2, 0.0, 1.2)   # tolerated misfit of an outline, across it
 HUES_APART = 15.0                # a*b* distance of two disc colours that differ in hue, not only in lightness
 HUE_SET_LIGHTNESS = 0.3          # weight of lightness in a top's colour then (renders: top colour 97.8 -> 98.7%)
-TOP_PERCENTILE = 75              # of a top's points, towards black (samples: top colour 99.3 -> 99.8%)
+TOP_PERCENTILE = 85              # of a top's points, towards black (dev renders: top colour 621 -> 624 of 625)
 CONFIDENT = 0.8                  # reads at or above it are sure; below, flagged uncertain
 LOWERED_CONFIDENCE = 0.5         # at most, of a stack read lower than it looks to keep to the set
 SIDE_READ_LOSS = 0.7             # log(right / wrong) of a side colour read (samples, dev renders: 52 to 25)
@@ -403,7 +403,7 @@ def _classify_points(colours: ColourModel, pts_work: np.ndarray, shade_tolerant=
     a top face of a set whose colours differ in hue (red against silver or black) lightness counts
     HUE_SET_LIGHTNESS (glare and shade move the lightness of a lit top, not its hue), and the
     point at TOP_PERCENTILE towards the black colour decides: a glossy black top's glare can
-    lighten half of it, while a white top is light all over."""
+    lighten three quarters of it, while a white top is light all over."""
     lab = _lab_at(colours, pts_work)
     a, b = colours.discs["white"].mean, colours.discs["black"].mean
     if shade_tolerant:

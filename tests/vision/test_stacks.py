@@ -54,6 +54,14 @@ def test_glare_on_half_a_black_top_leaves_it_black_and_a_white_top_stays_white()
     assert _classify_points(colours, half_lit)[0] == "white"
 
 
+def test_a_black_top_lit_by_a_lamp_over_three_quarters_of_it_stays_black():
+    """A lamp's glare whitens most of a glossy black top (dev renders: three black tops read white)."""
+    colours = colours_showing(BLACK, WHITE, BLACK)
+    colours.lab[:, :15] = (80.0, 0.0, 1.0)
+    top = np.array([[x, 5.0] for x in (2.0, 4.0, 6.0, 8.0, 11.0, 13.0, 16.0, 18.0)])
+    assert _classify_points(colours, top)[0] == "black"
+
+
 # --- keeping to the set's discs ---------------------------------------------------------------
 def stack(cell, discs, side_confidences=None):
     discs = list(discs)
