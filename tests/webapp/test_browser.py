@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import waitress.server
 
-from conftest import SAMPLE_DIR, example_position, store_example
+from webapp_examples import SAMPLE_DIR, example_position, store_example
 from webapp import create_app, db, referee
 from webapp.photos import decode_photo
 

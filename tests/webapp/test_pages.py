@@ -6,7 +6,7 @@ import re
 
 from PIL import Image
 
-from conftest import EXAMPLE_TILES, drawn_photo, example_position
+from webapp_examples import EXAMPLE_TILES, drawn_photo, example_position
 
 
 def test_start_page_offers_upload_camera_and_samples(client, tmp_path, app):

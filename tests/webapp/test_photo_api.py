@@ -2,7 +2,7 @@
 
 import pytest
 
-from conftest import SAMPLE_DIR
+from webapp_examples import SAMPLE_DIR
 from webapp import referee
 
 SAMPLES = sorted(SAMPLE_DIR.glob("*.jpg"))

@@ -3,7 +3,7 @@
 import pytest
 
 import rules
-from conftest import example_position
+from webapp_examples import example_position
 
 
 def analyse(client, position):

@@ -11,7 +11,7 @@ import urllib.request
 
 from cryptography import x509
 
-from conftest import REPO
+from webapp_examples import REPO
 from webapp.__main__ import https_server, main, parse_args
 from webapp.tls import self_signed_certificate
 

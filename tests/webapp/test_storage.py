@@ -2,7 +2,7 @@
 
 import io
 
-from conftest import example_position
+from webapp_examples import example_position
 
 
 def test_stored_analysis_is_served_by_id(client, stored):

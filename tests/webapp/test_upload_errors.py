@@ -5,7 +5,7 @@ import io
 import pytest
 from PIL import Image
 
-from conftest import jpeg_bytes
+from webapp_examples import jpeg_bytes
 
 
 def post_photo(client, data, filename="photo.jpg", **form):
