@@ -15,7 +15,6 @@ from .loading import LoadedImage, lightness_gradient
 from .profile import SetProfile
 
 TABLE, WHITE, BLACK = 0, 1, 2
-CLASS_NAMES = {TABLE: "table", WHITE: "white", BLACK: "black"}
 LAB_WEIGHTS = np.array([0.6, 1.0, 1.0])   # Lab differences count lightness at 0.6: shade and glare move it most
 ONE_TILE_COLOUR = 12.0           # Lab distance under which the two tile colours learnt are one colour (dev
                                  # renders: 2-9 where the tiles read showed one colour, 22 and up elsewhere)
