@@ -12,7 +12,8 @@ from .loading import IMAGE_FORMATS, is_heif_photo
 from .pipeline import analyze_photo
 from .profile import SetProfile, load_profile
 from .reading import InconsistentReadingError, PhotoReading
+from .stacks import CONFIDENT as STACK_CONFIDENT
 
 __all__ = ["analyze_photo", "load_profile", "SetProfile", "PhotoReading", "VisionError",
            "UnreadableImageError", "NoWorldFoundError", "ProfileError", "InconsistentReadingError",
-           "IMAGE_FORMATS", "is_heif_photo"]
+           "IMAGE_FORMATS", "is_heif_photo", "STACK_CONFIDENT"]

@@ -59,6 +59,13 @@ SCHEMAS = {
             "build_moves": {"type": "object", "description":
                             "per colour without a forced dance, its legal moves"},
             "winner": {"enum": ["white", "black", "draw"]},
+            "unsure_heights": {"type": "array", "description":
+                               "stacks read with low confidence whose height decides the forced dances",
+                               "items": {"type": "object", "properties": {
+                                   "at": _CELL, "read": {"type": "integer", "description": "height read"},
+                                   "height": {"type": "integer", "description": "a disc more or less"},
+                                   "forced_dances": {"type": "object", "description":
+                                                     "per colour, the forced dances' notation at that height"}}}},
         },
     },
     "PhotoAnalysis": {

@@ -69,12 +69,45 @@ def _priority_note(pos, colour, forced):
             f"{'are' if dropped > 1 else 'is'} not allowed.")
 
 
+def _dance_texts(pos):
+    return {colour: [d.text for d in rules.forced_dances(pos, colour)] for colour in COLOURS}
+
+
+def _unsure_heights(position_json, pos):
+    """The stacks read with low confidence (under vision.STACK_CONFIDENT) whose height decides the
+    answer: for each such stack and each height a disc off (the commonest misread), the forced
+    dances if it had that height, when they differ from those of the position as read. A disc
+    added goes at the bottom, its colour unread. Heights no set allows are skipped."""
+    read = _dance_texts(pos)
+    out = []
+    for i, stack in enumerate(position_json.get("stacks") or []):
+        confidence = stack.get("confidence") if isinstance(stack, dict) else None
+        if not isinstance(confidence, (int, float)) or confidence >= vision.STACK_CONFIDENT:
+            continue
+        cell = (stack["q"], stack["r"])
+        discs = pos.stacks[cell]
+        for other in (discs[1:], (None,) + discs):
+            if not other:
+                continue
+            stacks = list(position_json["stacks"])
+            stacks[i] = {"q": stack["q"], "r": stack["r"], "discs": list(other)}
+            try:
+                dances = _dance_texts(rules.position_from_json(dict(position_json, stacks=stacks)))
+            except (ValueError, TypeError, KeyError, AttributeError):
+                continue
+            if dances != read:
+                out.append({"at": list(cell), "read": len(discs), "height": len(other), "forced_dances": dances})
+    return out
+
+
 def answer(position_json):
     """The rules analysis of FORMATS.md for a position, enriched for the page.
 
     Every dance gets ``text`` (move notation) and ``after`` (a preview); per colour,
     ``priority`` explains a decisive perimeter priority and ``build_moves`` lists the moves when no
-    dance is forced; ``winner`` is who leads now (who wins when ``game_over``), or "draw".
+    dance is forced; ``winner`` is who leads now (who wins when ``game_over``), or "draw";
+    ``unsure_heights`` names the doubtful stacks a disc more or less on which would change the
+    forced dances, and what they would then be.
     """
     pos = parse_position(position_json)
     result = rules.analyze(pos)
@@ -88,6 +121,7 @@ def answer(position_json):
         result["priority"][colour] = _priority_note(pos, colour, forced)
         result["build_moves"][colour] = [] if forced else _build_moves(pos, colour)
     result["winner"] = rules.winner(result["score"]) or "draw"
+    result["unsure_heights"] = _unsure_heights(position_json, pos)
     return result
 
 

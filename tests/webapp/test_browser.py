@@ -247,6 +247,25 @@ def test_doubtful_reads_are_marked_until_corrected(page, live_server, server_app
     assert page.locator("#diagram .low-confidence").count() == 2
 
 
+def test_an_unsure_height_that_decides_the_dance_is_named_until_corrected(page, live_server, server_app):
+    position = example_position()
+    next(s for s in position["stacks"] if (s["q"], s["r"]) == (1, 0))["confidence"] = 0.5
+    record = store_example(server_app, position, warnings=[
+        {"code": "uncertain-stacks", "cells": [[1, 0]], "message": "1 stack read with low confidence"}])
+    page.goto(f"{live_server}/a/{record}")
+    page.wait_for_selector("body[data-ready='1']")
+    assert ("The stack at 1,0, read as 1 disc: if it has 2, Black: dance 0,1 NW or dance 1,0 NE."
+            in answer_text(page))
+    screenshot(page, "unsure-height")
+    # it really has 2 discs: tap it, "Height +1"; the answer is now that one, and nothing is unsure
+    page.locator("#diagram .stack[data-cell='1,0']").click()
+    page.locator("#editor [data-action='higher']").click()
+    page.wait_for_selector("body[data-updates='1']")
+    text = answer_text(page)
+    assert "depends on the height" not in text
+    assert "dance 1,0 NE" in text
+
+
 def test_a_stack_lowered_to_keep_to_the_set_is_named_and_marked(page, live_server, server_app):
     record = store_example(server_app, warnings=[
         {"code": "lowered-to-the-set", "cells": [[2, -1]],

@@ -41,6 +41,25 @@ def test_forced_dances_carry_notation_preview_and_priority(client):
     assert answer["build_moves"] == {"white": [], "black": []}
 
 
+def test_an_unsure_stack_whose_height_decides_the_dances_is_named_with_the_other_answer(client):
+    position = example_position()
+    unsure = next(s for s in position["stacks"] if (s["q"], s["r"]) == (1, 0))
+    unsure["confidence"] = 0.5                 # a Black 1-stack: with 2 discs it has a dance too
+    answer = analyse(client, position)
+    assert answer["unsure_heights"] == [{"at": [1, 0], "read": 1, "height": 2, "forced_dances": {
+        "white": ["dance 0,0 W"], "black": ["dance 0,1 NW", "dance 1,0 NE"]}}]
+    unsure["confidence"] = 0.9                 # read sure (or corrected by hand): nothing to check first
+    assert analyse(client, position)["unsure_heights"] == []
+
+
+def test_an_unsure_stack_whose_height_changes_nothing_is_not_named(client):
+    position = example_position()
+    for stack in position["stacks"]:
+        if (stack["q"], stack["r"]) in {(2, -1), (-1, 0)}:
+            stack["confidence"] = 0.3          # with a disc more, no dance starts, ends or turns there
+    assert analyse(client, position)["unsure_heights"] == []
+
+
 def test_no_priority_line_when_only_inner_dances_exist(client):
     position = rules.position_to_json(rules.Position(
         {(0, 0): "white", (1, 0): "white", (2, 0): "black"},

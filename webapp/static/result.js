@@ -476,8 +476,26 @@
         html("p", {class: "build"}, part, `${NAME[colour]} may ${describeBuildMoves(moves)}.`);
       }
     }
+    renderUnsureHeights(box, a);
     renderScore();
     renderPreviews();
+  }
+
+  // The unsure stacks whose height decides the forced dances of the sides shown: check those first.
+  function renderUnsureHeights(box, a) {
+    const sides = dancingSides();
+    const texts = (dances) => (dances || []).map((d) => (typeof d === "string" ? d : d.text)).join(" or ");
+    const changed = (u) => sides.filter((c) => texts(u.forced_dances[c]) !== texts(a.forced_dances[c]));
+    const deciding = (a.unsure_heights || []).filter((u) => changed(u).length);
+    if (!deciding.length) return;
+    const part = html("div", {class: "unsure-heights"}, box);
+    html("p", {}, part, "The answer depends on the height of unsure stacks (marked ?): check these first.");
+    const list = html("ul", {}, part);
+    for (const u of deciding) {
+      const answers = changed(u).map((c) => `${NAME[c]}: ${texts(u.forced_dances[c]) || "no forced dance"}`);
+      html("li", {}, list, `The stack at ${u.at.join(",")}, read as ${u.read} disc${u.read === 1 ? "" : "s"}: ` +
+        `if it has ${u.height}, ${answers.join("; ")}.`);
+    }
   }
 
   // One line under the editor, so that a phone user sees the new answer without scrolling up.
