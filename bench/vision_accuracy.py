@@ -10,8 +10,10 @@ edition (`--by`: any of the truth's tilt_band, edition, light, table and phase, 
 per-cell tile accuracy (white / black / none over the World, its perimeter and any cell the
 prediction calls a tile), World exactly right, stack precision and recall, top-colour accuracy,
 height and full disc order exactly right (over matched stacks), forced-dance sets exactly right
-(both colours, computed by `rules` on the aligned prediction and on the truth) and what they would
-be if every found stack had its true height (what height errors cost), score exactly right, whole
+(both colours, computed by `rules` on the aligned prediction and on the truth), how often they are
+right or are those of a stack flagged uncertain a disc higher or lower (the alternatives the web
+page names), and what they would be if every found stack had its true height (what height errors
+cost), score exactly right, whole
 position exactly right, images where no World was found, and the median and 95th percentile
 seconds per image (wall time of the subprocess, and the CLI's own "timing" total), and how often
 the tiles and stacks vision reads sure and those it flags uncertain (its warnings
@@ -134,8 +136,8 @@ def to_rules(tiles: dict, stacks: dict, total_tiles: int = 39):
         return None
 
 
-def dance_set(pos, colour) -> frozenset:
-    return frozenset(json.dumps(rules.move_to_json(d), sort_keys=True) for d in rules.forced_dances(pos, colour))
+def dance_set(dances) -> frozenset:
+    return frozenset(json.dumps(rules.move_to_json(d), sort_keys=True) for d in dances)
 
 
 # ------------------------------------------------------------------ scoring one image
@@ -145,7 +147,8 @@ def score_image(truth: dict, pred: dict | None) -> dict:
     domain_truth = set(tt) | perimeter(tt)
     out = {"images": 1, "no_world": 0, "cells": 0, "cells_right": 0, "world_right": 0,
            "stacks_true": len(ts), "stacks_pred": 0, "stacks_matched": 0, "top_right": 0,
-           "height_right": 0, "order_right": 0, "dances_right": 0, "dances_right_given_heights": 0,
+           "height_right": 0, "order_right": 0, "dances_right": 0, "dances_right_or_named": 0,
+           "dances_right_given_heights": 0,
            "score_right": 0, "position_right": 0,
            "tiles_sure": 0, "tiles_sure_right": 0, "tiles_flagged": 0, "tiles_flagged_right": 0,
            "stacks_sure": 0, "stacks_sure_right": 0, "stacks_flagged": 0, "stacks_flagged_right": 0}
@@ -184,6 +187,8 @@ def score_image(truth: dict, pred: dict | None) -> dict:
     fixed_pos = to_rules(pt, true_height, total)
     if truth_pos is not None and pred_pos is not None:
         out["dances_right"] = int(same_dances(truth_pos, pred_pos))
+        unsure = [c for c, flag in stack_flags.items() if flag]
+        out["dances_right_or_named"] = int(out["dances_right"] or named_among_unsure(truth_pos, pred_pos, unsure))
         out["score_right"] = int(rules.score(truth_pos) == rules.score(pred_pos))
     if truth_pos is not None and fixed_pos is not None:
         out["dances_right_given_heights"] = int(same_dances(truth_pos, fixed_pos))
@@ -191,7 +196,15 @@ def score_image(truth: dict, pred: dict | None) -> dict:
 
 
 def same_dances(a, b) -> bool:
-    return all(dance_set(a, c) == dance_set(b, c) for c in (rules.WHITE, rules.BLACK))
+    return all(dance_set(rules.forced_dances(a, c)) == dance_set(rules.forced_dances(b, c)) for c in rules.COLOURS)
+
+
+def named_among_unsure(truth_pos, pred_pos, unsure) -> bool:
+    """Whether the true forced dances are those of a stack flagged uncertain a disc off
+    (rules.dances_a_disc_off: what the web page names under its answer)."""
+    true = {c: dance_set(rules.forced_dances(truth_pos, c)) for c in rules.COLOURS}
+    return any(all(dance_set(dances[c]) == true[c] for c in rules.COLOURS)
+               for _, _, dances in rules.dances_a_disc_off(pred_pos, unsure))
 
 
 def height_confusion(rows: list[dict]) -> Counter:
@@ -237,6 +250,7 @@ def summarise(rows: list[dict]) -> dict:
         "height exactly right": rate(tot["height_right"], tot["stacks_matched"]),
         "disc order exactly right": rate(tot["order_right"], tot["stacks_matched"]),
         "forced dances exactly right": tot["dances_right"] / n,
+        "... or given by an unsure stack a disc off": tot["dances_right_or_named"] / n,
         "... if found stacks had their true heights": tot["dances_right_given_heights"] / n,
         "score exactly right": tot["score_right"] / n,
         "position exactly right": tot["position_right"] / n,

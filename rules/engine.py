@@ -134,6 +134,37 @@ def forced_dances(pos, colour):
     return list(_forced(pos, colour).values())
 
 
+def dances_a_disc_off(pos, cells):
+    """The forced dances if a stack on ``cells`` had one disc fewer (its bottom one) or one more (at
+    the bottom, colour unknown): ``[(cell, height, {colour: [Dance]})]`` for each such height whose
+    forced dances, of either colour, differ from those of ``pos``; in the order of ``cells``, fewer
+    first. A stack's height is what a photo misreads most; this names the stacks that decide.
+    Heights a set cannot hold are skipped.
+
+    >>> from rules import Position
+    >>> pos = Position({(0, 0): "white", (1, 0): "white", (2, 0): "black"},
+    ...                {(0, 0): ("white",), (2, 0): ("black",)})
+    >>> [(cell, height, [d.text for d in dances["white"]]) for cell, height, dances in dances_a_disc_off(pos, [(0, 0)])]
+    [((0, 0), 2, ['dance 0,0 E'])]
+    """
+    read = {c: forced_dances(pos, c) for c in COLOURS}
+    out = []
+    for cell in cells:
+        discs = pos.stacks[cell]
+        for other in (discs[1:], (None,) + discs):
+            if not other:
+                continue
+            try:
+                changed = Position(pos.tiles, {**pos.stacks, cell: other}, pos.to_move, pos.reserves,
+                                   pos.tiles_left, pos.total_tiles, pos.passes)
+            except PositionError:
+                continue
+            dances = {c: forced_dances(changed, c) for c in COLOURS}
+            if dances != read:
+                out.append((cell, len(other), dances))
+    return out
+
+
 def all_dances(pos, colour):
     """Every dance of ``colour`` (RULES.md 7.1) before the perimeter priority, sorted like
     :func:`forced_dances`: shows which dances the priority set aside.

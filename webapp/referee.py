@@ -69,35 +69,15 @@ def _priority_note(pos, colour, forced):
             f"{'are' if dropped > 1 else 'is'} not allowed.")
 
 
-def _dance_texts(pos):
-    return {colour: [d.text for d in rules.forced_dances(pos, colour)] for colour in COLOURS}
-
-
 def _unsure_heights(position_json, pos):
     """The stacks read with low confidence (under vision.STACK_CONFIDENT) whose height decides the
-    answer: for each such stack and each height a disc off (the commonest misread), the forced
-    dances if it had that height, when they differ from those of the position as read. A disc
-    added goes at the bottom, its colour unread. Heights no set allows are skipped."""
-    read = _dance_texts(pos)
-    out = []
-    for i, stack in enumerate(position_json.get("stacks") or []):
-        confidence = stack.get("confidence") if isinstance(stack, dict) else None
-        if not isinstance(confidence, (int, float)) or confidence >= vision.STACK_CONFIDENT:
-            continue
-        cell = (stack["q"], stack["r"])
-        discs = pos.stacks[cell]
-        for other in (discs[1:], (None,) + discs):
-            if not other:
-                continue
-            stacks = list(position_json["stacks"])
-            stacks[i] = {"q": stack["q"], "r": stack["r"], "discs": list(other)}
-            try:
-                dances = _dance_texts(rules.position_from_json(dict(position_json, stacks=stacks)))
-            except (ValueError, TypeError, KeyError, AttributeError):
-                continue
-            if dances != read:
-                out.append({"at": list(cell), "read": len(discs), "height": len(other), "forced_dances": dances})
-    return out
+    answer, each with a disc more or less and the forced dances it would then give
+    (rules.dances_a_disc_off)."""
+    unsure = [(s["q"], s["r"]) for s in position_json.get("stacks") or []
+              if isinstance(s.get("confidence"), (int, float)) and s["confidence"] < vision.STACK_CONFIDENT]
+    return [{"at": list(cell), "read": len(pos.stacks[cell]), "height": height,
+             "forced_dances": {c: [d.text for d in dances[c]] for c in COLOURS}}
+            for cell, height, dances in rules.dances_a_disc_off(pos, unsure)]
 
 
 def answer(position_json):

@@ -99,6 +99,17 @@ def test_forced_dances_compare_on_the_aligned_positions():
     assert got["score exactly right"] == 1.0
 
 
+def test_wrong_dances_count_as_named_when_an_unsure_stack_a_disc_off_gives_them():
+    pred = moved(TRUTH, 1, (0, 0))
+    two = next(s for s in pred["stacks"] if s["discs"] == [B, W])
+    two["discs"] = [W]                                     # the 2-stack read as 1 ...
+    assert rates(TRUTH, pred)["... or given by an unsure stack a disc off"] == 0.0
+    pred["warnings"] = [{"code": "uncertain-stacks", "cells": [[two["q"], two["r"]]]}]   # ... and flagged
+    got = rates(TRUTH, pred)
+    assert got["forced dances exactly right"] == 0.0
+    assert got["... or given by an unsure stack a disc off"] == 1.0
+
+
 def test_a_wrong_owner_stays_wrong_when_heights_are_put_right():
     pred = copy.deepcopy(TRUTH)
     for s in pred["stacks"]:
