@@ -156,7 +156,7 @@ def dances_a_disc_off(pos, cells):
                 continue
             try:
                 changed = Position(pos.tiles, {**pos.stacks, cell: other}, pos.to_move, pos.reserves,
-                                   pos.tiles_left, pos.total_tiles, pos.passes)
+                                   pos.tiles_left, pos.total_tiles, pos.passes, pos.setup_tiles_left)
             except PositionError:
                 continue
             dances = {c: forced_dances(changed, c) for c in COLOURS}
