@@ -254,11 +254,11 @@ def test_an_unsure_height_that_decides_the_dance_is_named_until_corrected(page, 
         {"code": "uncertain-stacks", "cells": [[1, 0]], "message": "1 stack read with low confidence"}])
     page.goto(f"{live_server}/a/{record}")
     page.wait_for_selector("body[data-ready='1']")
-    assert ("The stack at 1,0, read as 1 disc: if it has 2, Black: dance 0,1 NW or dance 1,0 NE."
+    assert ("The stack at 1,0, read as 1 disc: if it has 2, Black: dance 0,1 NW or dance 1,0 NE"
             in answer_text(page))
     screenshot(page, "unsure-height")
-    # it really has 2 discs: tap it, "Height +1"; the answer is now that one, and nothing is unsure
-    page.locator("#diagram .stack[data-cell='1,0']").click()
+    # it really has 2 discs: "Check it" selects it, "Height +1"; that answer is now the answer
+    page.locator("#answer [data-check='1,0']").click()
     page.locator("#editor [data-action='higher']").click()
     page.wait_for_selector("body[data-updates='1']")
     text = answer_text(page)

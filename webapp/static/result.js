@@ -493,8 +493,13 @@
     const list = html("ul", {}, part);
     for (const u of deciding) {
       const answers = changed(u).map((c) => `${NAME[c]}: ${texts(u.forced_dances[c]) || "no forced dance"}`);
-      html("li", {}, list, `The stack at ${u.at.join(",")}, read as ${u.read} disc${u.read === 1 ? "" : "s"}: ` +
-        `if it has ${u.height}, ${answers.join("; ")}.`);
+      const k = u.at.join(",");
+      const item = html("li", {}, list, `The stack at ${k}, read as ${u.read} disc${u.read === 1 ? "" : "s"}: ` +
+        `if it has ${u.height}, ${answers.join("; ")} `);
+      button(item, "Check it", () => {
+        select(k);
+        $("editor").scrollIntoView({block: "nearest", behavior: "smooth"});
+      }, {class: "button chip-button", "data-check": k});
     }
   }
 
