@@ -155,8 +155,7 @@ def dances_a_disc_off(pos, cells):
             if not other:
                 continue
             try:
-                changed = Position(pos.tiles, {**pos.stacks, cell: other}, pos.to_move, pos.reserves,
-                                   pos.tiles_left, pos.total_tiles, pos.passes, pos.setup_tiles_left)
+                changed = pos.with_stack(cell, other)
             except PositionError:
                 continue
             dances = {c: forced_dances(changed, c) for c in COLOURS}

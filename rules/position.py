@@ -229,6 +229,24 @@ class Position:
                               self.total_tiles, self.passes, self.setup_tiles_left, self._tiles_hash,
                               self._stacks_hash)
 
+    def with_stack(self, cell, discs):
+        """The same position with the stack on ``cell`` made ``discs`` (bottom to top; ``()``: no
+        stack): a disc put on comes from its colour's reserve, a disc taken off goes back to it.
+        Checked as the constructor checks a position: raises :class:`PositionError` if it cannot occur.
+
+        >>> pos = Position({(0, 0): "white"}, {(0, 0): ("black",)})
+        >>> after = pos.with_stack((0, 0), ("white", "black"))
+        >>> after.stacks[(0, 0)], after.reserves["white"]
+        (('white', 'black'), 7)
+        """
+        if not isinstance(discs, (tuple, list)):
+            raise PositionError(f"stack at {cell}: discs must be a sequence")
+        before = self.stacks.get(cell, ())
+        reserves = {c: self._reserves[c] + before.count(c) - discs.count(c) for c in COLOURS}
+        stacks = {**self.stacks, cell: discs} if discs else {c: d for c, d in self.stacks.items() if c != cell}
+        return Position(self.tiles, stacks, self.to_move, reserves, self.tiles_left, self.total_tiles,
+                        self.passes, self.setup_tiles_left)
+
     def is_game_over(self):
         """True when the supply is empty or both players just passed (RULES.md 9).
 

@@ -3,6 +3,7 @@ against the plain reference implementation and the invariants of RULES.md sectio
 
 import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -138,3 +139,23 @@ def test_games_from_random_positions(pos, seed):
         game.play(move)
         state = reference.play(state, reference.move_key(move))
         assert reference.state_of(game.position) == state
+
+
+@settings(max_examples=200, deadline=None)
+@given(pos=positions(), data=st.data())
+def test_with_stack_changes_that_stack_only_and_checks_the_set(pos, data):
+    cells = sorted(set(pos.tiles) | {n for c in pos.tiles for n in reference.neighbours(c)})
+    cell = data.draw(st.sampled_from(cells))
+    discs = tuple(data.draw(st.lists(st.sampled_from(rules.COLOURS), min_size=1, max_size=9)))
+    others = [d for c, stack in pos.stacks.items() if c != cell for d in stack]
+    if any(others.count(c) + discs.count(c) > 8 for c in rules.COLOURS):
+        with pytest.raises(rules.PositionError, match="discs on the table"):
+            pos.with_stack(cell, discs)
+        return
+    after = pos.with_stack(cell, discs)
+    assert after.stacks == {**pos.stacks, cell: discs}
+    assert (after.tiles, after.to_move, after.tiles_left, after.total_tiles, after.passes) == \
+        (pos.tiles, pos.to_move, pos.tiles_left, pos.total_tiles, pos.passes)
+    for colour in rules.COLOURS:     # every disc of the set is on the table or in its reserve
+        assert after.reserves[colour] + others.count(colour) + discs.count(colour) == 8
+    assert after.with_stack(cell, pos.stacks.get(cell, ())) == pos
