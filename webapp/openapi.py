@@ -65,7 +65,10 @@ SCHEMAS = {
                                    "at": _CELL, "read": {"type": "integer", "description": "height read"},
                                    "height": {"type": "integer", "description": "a disc more or less"},
                                    "forced_dances": {"type": "object", "description":
-                                                     "per colour, the forced dances' notation at that height"}}}},
+                                                     "per colour, the forced dances at that height",
+                                                     "properties": {c: {"type": "array", "items": {
+                                                         "$ref": "#/components/schemas/Dance"}}
+                                                         for c in ("white", "black")}}}}},
         },
     },
     "PhotoAnalysis": {

@@ -69,6 +69,11 @@ def _priority_note(pos, colour, forced):
             f"{'are' if dropped > 1 else 'is'} not allowed.")
 
 
+def _dance_json(dance):
+    """A dance as FORMATS.md writes it, with its notation (``text``) for the page."""
+    return {**rules.move_to_json(dance), "text": dance.text}
+
+
 def _unsure_heights(position_json, pos):
     """The stacks read with low confidence (under vision.STACK_CONFIDENT) whose height decides the
     answer, each with a disc more or less and the forced dances it would then give
@@ -76,7 +81,7 @@ def _unsure_heights(position_json, pos):
     unsure = [(s["q"], s["r"]) for s in position_json.get("stacks") or []
               if isinstance(s.get("confidence"), (int, float)) and s["confidence"] < vision.STACK_CONFIDENT]
     return [{"at": list(cell), "read": len(pos.stacks[cell]), "height": height,
-             "forced_dances": {c: [d.text for d in dances[c]] for c in COLOURS}}
+             "forced_dances": {c: [_dance_json(d) for d in dances[c]] for c in COLOURS}}
             for cell, height, dances in rules.dances_a_disc_off(pos, unsure)]
 
 

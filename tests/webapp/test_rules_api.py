@@ -46,8 +46,12 @@ def test_an_unsure_stack_whose_height_decides_the_dances_is_named_with_the_other
     unsure = next(s for s in position["stacks"] if (s["q"], s["r"]) == (1, 0))
     unsure["confidence"] = 0.5                 # a Black 1-stack: with 2 discs it has a dance too
     answer = analyse(client, position)
-    assert answer["unsure_heights"] == [{"at": [1, 0], "read": 1, "height": 2, "forced_dances": {
-        "white": ["dance 0,0 W"], "black": ["dance 0,1 NW", "dance 1,0 NE"]}}]
+    [unsure_height] = answer["unsure_heights"]
+    assert (unsure_height["at"], unsure_height["read"], unsure_height["height"]) == ([1, 0], 1, 2)
+    dances = unsure_height["forced_dances"]
+    assert {c: [d["text"] for d in dances[c]] for c in dances} == {
+        "white": ["dance 0,0 W"], "black": ["dance 0,1 NW", "dance 1,0 NE"]}
+    assert [(d["from"], d["direction"], d["target"]) for d in dances["black"]] == [([0, 1], "NW", [0, 0]), ([1, 0], "NE", [2, -1])]
     unsure["confidence"] = 0.9                 # read sure (or corrected by hand): nothing to check first
     assert analyse(client, position)["unsure_heights"] == []
 

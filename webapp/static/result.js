@@ -484,7 +484,7 @@
   // The unsure stacks whose height decides the forced dances of the sides shown: check those first.
   function renderUnsureHeights(box, a) {
     const sides = dancingSides();
-    const texts = (dances) => (dances || []).map((d) => (typeof d === "string" ? d : d.text)).join(" or ");
+    const texts = (dances) => (dances || []).map((d) => d.text).join(" or ");
     const changed = (u) => sides.filter((c) => texts(u.forced_dances[c]) !== texts(a.forced_dances[c]));
     const deciding = (a.unsure_heights || []).filter((u) => changed(u).length);
     if (!deciding.length) return;
