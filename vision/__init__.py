@@ -8,7 +8,7 @@ Stages (each a module with a typed result and its own debug drawing): loading, c
 geometry (lattice and camera), tiles, stacks, sanity; `analyze_photo` runs them in order.
 """
 from .errors import NoWorldFoundError, ProfileError, UnreadableImageError, VisionError
-from .loading import IMAGE_FORMATS, is_heif_photo
+from .loading import decode_image
 from .pipeline import analyze_photo
 from .profile import SetProfile, load_profile
 from .reading import InconsistentReadingError, PhotoReading
@@ -16,4 +16,4 @@ from .stacks import CONFIDENT as STACK_CONFIDENT
 
 __all__ = ["analyze_photo", "load_profile", "SetProfile", "PhotoReading", "VisionError",
            "UnreadableImageError", "NoWorldFoundError", "ProfileError", "InconsistentReadingError",
-           "IMAGE_FORMATS", "is_heif_photo", "STACK_CONFIDENT"]
+           "decode_image", "STACK_CONFIDENT"]

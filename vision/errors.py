@@ -6,7 +6,14 @@ class VisionError(ValueError):
 
 
 class UnreadableImageError(VisionError):
-    """The input is not an image we can read (empty, truncated, unknown format, too large)."""
+    """The input is not an image we can read. ``reason`` says why, for callers that answer each
+    case differently (the web app's HTTP statuses): "empty", "not_an_image", "unsupported" (a
+    format we do not read, HEIC included), "too_many_pixels", "too_large" (bytes), "too_small",
+    "corrupt" (broken or truncated), "unreadable" (anything else: a missing file, a bad array)."""
+
+    def __init__(self, message, reason="unreadable"):
+        super().__init__(message)
+        self.reason = reason
 
 
 class NoWorldFoundError(VisionError):

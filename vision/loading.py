@@ -63,7 +63,7 @@ class LoadedImage:
     def full(self) -> np.ndarray:
         """The full-resolution BGR image (decoded on first use: the stages work on `work`)."""
         if self._full is None:
-            self._full = _from_bytes(self._data)
+            self._full, _ = decode_image(self._data)
         return self._full
 
 
@@ -86,10 +86,8 @@ def load_image(source) -> LoadedImage:
     else:
         data = _read_bytes(source)
         full = None
-        reduced, size = _from_bytes(data, reduce_to=WORK_LONG_SIDE)
+        reduced, size = decode_image(data, reduce_to=WORK_LONG_SIDE)
     w, h = size
-    if min(h, w) < MIN_SIDE:
-        raise UnreadableImageError(f"image too small ({w}x{h}); need at least {MIN_SIDE} pixels a side")
     scale = min(1.0, WORK_LONG_SIDE / max(h, w))
     rh, rw = reduced.shape[:2]
     if scale == 1.0 and (rw, rh) == (w, h):
@@ -108,7 +106,7 @@ def _read_bytes(source) -> bytes:
         path = Path(source)
         try:
             if path.stat().st_size > MAX_BYTES:
-                raise UnreadableImageError(f"image file too large ({path.stat().st_size} bytes)")
+                raise UnreadableImageError(f"image file too large ({path.stat().st_size} bytes)", "too_large")
             data = path.read_bytes()
         except IsADirectoryError:
             raise UnreadableImageError(f"not an image file: {path} is a directory") from None
@@ -120,47 +118,59 @@ def _read_bytes(source) -> bytes:
         data = source.read(MAX_BYTES + 1)
     else:
         raise UnreadableImageError(f"cannot read an image from a {type(source).__name__}")
-    if not data:
-        raise UnreadableImageError("the image is empty (0 bytes)")
     if len(data) > MAX_BYTES:
-        raise UnreadableImageError(f"image too large (over {MAX_BYTES // 2**20} MiB)")
+        raise UnreadableImageError(f"image too large (over {MAX_BYTES // 2**20} MiB)", "too_large")
     return data
 
 
-def _from_bytes(data: bytes, reduce_to: int | None = None):
-    """The decoded BGR image; with `reduce_to`, (an image whose long side is at least that,
-    decoded at reduced size when the format allows, (full width, full height))."""
+def _megapixels(pixels: int) -> str:
+    return f"{pixels / 1e6:.{1 if pixels < 10e6 else 0}f} megapixels"
+
+
+def decode_image(data: bytes, reduce_to: int | None = None, max_pixels: int = MAX_PIXELS) -> tuple:
+    """(the upright BGR image, its full (width, height)) of an encoded photo, EXIF orientation
+    applied. With `reduce_to`, a JPEG is decoded at a reduced size whose long side is still at
+    least that (libjpeg's DCT scaling). The header is checked before any pixel is decoded: more
+    than `max_pixels` (decompression bombs), a side under MIN_SIDE or a format we do not read
+    raise UnreadableImageError, as does a broken or truncated file while decoding."""
+    if not data:
+        raise UnreadableImageError("the image is empty (0 bytes)", "empty")
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)   # max_pixels is our limit
             img = Image.open(io.BytesIO(data))
             w, h = img.size
-            if w * h > MAX_PIXELS:
-                raise UnreadableImageError(
-                    f"image too large ({w}x{h} pixels; the limit is {MAX_PIXELS // 1_000_000} megapixels)")
+            if w * h > max_pixels:
+                raise UnreadableImageError(f"image too large ({w}x{h} pixels, {_megapixels(w * h)}; the limit is "
+                                           f"{_megapixels(max_pixels)}): take a smaller photo", "too_many_pixels")
             if img.format not in IMAGE_FORMATS:
-                raise UnreadableImageError(f"unsupported image format {img.format}; use JPEG, PNG or WebP")
+                raise UnreadableImageError(f"unsupported image format {img.format}; use JPEG, PNG or WebP",
+                                           "unsupported")
+            if min(w, h) < MIN_SIDE:
+                raise UnreadableImageError(f"image too small ({w}x{h}); need at least {MIN_SIDE} pixels a side",
+                                           "too_small")
             full_size = _oriented_size(img)
             if reduce_to and img.format in ("JPEG", "MPO"):
-                img.draft("RGB", (reduce_to, reduce_to))       # DCT scaling: 1/2, 1/4 or 1/8
+                img.draft("RGB", (reduce_to, reduce_to))
             img.load()
             img = ImageOps.exif_transpose(img)
             img = img.convert("RGB")
     except UnreadableImageError:
         raise
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
-        raise UnreadableImageError("image too large (decompression bomb refused)") from None
+    except Image.DecompressionBombError:
+        raise UnreadableImageError(f"image too large (decompression bomb refused; the limit is "
+                                   f"{_megapixels(max_pixels)})", "too_many_pixels") from None
     except UnidentifiedImageError:
         if is_heif_photo(data):
             raise UnreadableImageError("an HEIC/HEIF photo (what iPhones take by default) cannot be read: save it "
                                        "as JPEG, or set the camera to Most Compatible (Settings > Camera > "
-                                       "Formats)") from None
-        raise UnreadableImageError("not an image we can read (JPEG, PNG or WebP expected)") from None
+                                       "Formats)", "unsupported") from None
+        raise UnreadableImageError("this file is not an image we can read: use a JPEG, PNG or WebP photo",
+                                   "not_an_image") from None
     except (OSError, SyntaxError, ValueError, EOFError) as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise UnreadableImageError(f"broken or truncated image ({msg})") from None
-    bgr = cv2.cvtColor(np.asarray(img), cv2.COLOR_RGB2BGR)
-    return (bgr, full_size) if reduce_to else bgr
+        raise UnreadableImageError(f"broken or truncated image ({msg})", "corrupt") from None
+    return cv2.cvtColor(np.asarray(img), cv2.COLOR_RGB2BGR), full_size
 
 
 def is_heif_photo(data: bytes) -> bool:
@@ -176,15 +186,19 @@ def _oriented_size(img) -> tuple:
 
 def _from_array(arr: np.ndarray) -> np.ndarray:
     if arr.size == 0:
-        raise UnreadableImageError("the image is empty")
+        raise UnreadableImageError("the image is empty", "empty")
     if arr.ndim == 2:
         arr = cv2.cvtColor(arr, cv2.COLOR_GRAY2BGR)
     elif arr.ndim == 3 and arr.shape[2] == 4:
         arr = cv2.cvtColor(arr, cv2.COLOR_BGRA2BGR)
     elif not (arr.ndim == 3 and arr.shape[2] == 3):
         raise UnreadableImageError(f"an image array must be HxW, HxWx3 or HxWx4, not {arr.shape}")
+    if min(arr.shape[:2]) < MIN_SIDE:
+        raise UnreadableImageError(f"image too small ({arr.shape[1]}x{arr.shape[0]}); need at least {MIN_SIDE} "
+                                   "pixels a side", "too_small")
     if arr.shape[0] * arr.shape[1] > MAX_PIXELS:
-        raise UnreadableImageError("image too large")
+        raise UnreadableImageError(f"image too large ({arr.shape[1]}x{arr.shape[0]} pixels; the limit is "
+                                   f"{_megapixels(MAX_PIXELS)})", "too_many_pixels")
     if arr.dtype != np.uint8:
         if np.issubdtype(arr.dtype, np.floating) and arr.max(initial=0) <= 1.0:
             arr = arr * 255.0

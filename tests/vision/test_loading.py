@@ -6,7 +6,7 @@ import pytest
 from PIL import Image
 
 from vision.errors import UnreadableImageError
-from vision.loading import MAX_PIXELS, WORK_LONG_SIDE, load_image
+from vision.loading import MAX_PIXELS, WORK_LONG_SIDE, decode_image, load_image
 
 
 def _encode(img_rgb, fmt, **kw):
@@ -58,6 +58,42 @@ def test_working_resolution_keeps_full(tmp_path):
 def test_garbage_is_refused(data, needle):
     with pytest.raises(UnreadableImageError, match=needle):
         load_image(data)
+
+
+def _gif():
+    buf = io.BytesIO()
+    Image.new("P", (64, 64)).save(buf, "GIF")
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("data,reason", [
+    (b"", "empty"),
+    (b"not an image at all", "not_an_image"),
+    (b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + bytes(64), "unsupported"),
+    (_gif(), "unsupported"),
+    (_encode(np.zeros((40, 400, 3), np.uint8), "PNG"), "too_small"),
+    (_encode(np.zeros((300, 400, 3), np.uint8), "JPEG")[:2000], "corrupt"),
+], ids=["empty", "text", "heic", "gif", "thin", "truncated"])
+def test_each_refusal_names_its_reason(data, reason):
+    """Callers answer each case their own way (the web app: its HTTP status), by the reason."""
+    with pytest.raises(UnreadableImageError) as refused:
+        decode_image(data)
+    assert refused.value.reason == reason
+
+
+def test_the_pixel_limit_is_the_callers_and_checked_before_decoding(rgb):
+    data = _encode(rgb, "PNG")
+    with pytest.raises(UnreadableImageError, match="400x300 pixels.*limit is 0.1 megapixels") as refused:
+        decode_image(data, max_pixels=100_000)
+    assert refused.value.reason == "too_many_pixels"
+    bgr, size = decode_image(data, max_pixels=120_000)
+    assert bgr.shape == (300, 400, 3) and size == (400, 300)
+
+
+def test_a_jpeg_is_decoded_smaller_when_asked_but_never_below_the_size_asked():
+    data = _encode(np.full((3000, 4000, 3), 90, np.uint8), "JPEG")
+    bgr, size = decode_image(data, reduce_to=900)
+    assert size == (4000, 3000) and bgr.shape == (1500, 2000, 3)      # libjpeg's 1/2 scale
 
 
 def test_truncated_jpeg_is_refused(rgb):

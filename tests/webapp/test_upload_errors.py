@@ -55,8 +55,11 @@ def test_unsupported_format(client):
     assert_error(post_photo(client, out.getvalue(), "a.gif"), 400, "unsupported_image")
 
 
-def test_tiny_image(client):
-    assert_error(post_photo(client, a_jpeg(16, 16)), 422, "image_too_small")
+@pytest.mark.parametrize("width,height", [(16, 16), (480, 48)])
+def test_tiny_image(client, width, height):
+    response = post_photo(client, a_jpeg(width, height))
+    assert_error(response, 422, "image_too_small")
+    assert f"{width}x{height}" in response.json["error"]
 
 
 @pytest.mark.filterwarnings("ignore::PIL.Image.DecompressionBombWarning")
