@@ -1,7 +1,7 @@
 """How well does `python -m vision analyze` read the sample photos?
 
     .venv/bin/python bench/vision_accuracy.py sample_images [--timeout 120] [--no-profile] [--json OUT]
-        [--compare EARLIER.json] [--by tilt_band,edition,light,table,phase]
+        [--compare EARLIER.json] [--by tilt_band,edition,light,table,phase] [--reserves-from-truth]
 
 Runs the vision CLI on every image of FOLDER that has a truth file (NAME.json, format
 exxit-sample/1, written by tools/render), aligns each predicted position to its truth over the
@@ -21,6 +21,8 @@ read heights over the found stacks.
 A failing, crashing or missing vision counts as "no World found", so this runs from day one.
 `--compare EARLIER.json` (an earlier run's --json) also prints, image by image, the counts that
 changed since, and the totals before and after: what a change to vision did.
+`--reserves-from-truth` gives vision each photo's true reserves (`--reserves W,B`), as players who
+count their reserves would: how much the heights fitted to them (vision.fitting) get right.
 """
 from __future__ import annotations
 
@@ -267,11 +269,13 @@ def summarise(rows: list[dict]) -> dict:
 
 
 # ------------------------------------------------------------------ running the CLI
-def run_vision(image: Path, profile: str | None, timeout: float, python: str):
+def run_vision(image: Path, profile: str | None, timeout: float, python: str, reserves: dict | None = None):
     """(prediction JSON or None, wall seconds, in-process seconds or None, note)."""
     cmd = [python, "-m", "vision", "analyze", str(image), "--json"]
     if profile:
         cmd += ["--profile", profile]
+    if reserves:
+        cmd += ["--reserves", f"{reserves['white']},{reserves['black']}"]
     started = time.perf_counter()
     try:
         proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout)
@@ -374,6 +378,8 @@ def main(argv=None):
     ap.add_argument("--json", metavar="OUT", help="also write per-image results and the summary")
     ap.add_argument("--verbose", "-v", action="store_true", help="one line per image")
     ap.add_argument("--compare", metavar="EARLIER", help="an earlier run's --json: print what changed since")
+    ap.add_argument("--reserves-from-truth", action="store_true",
+                    help="give vision the true reserves, as players who count theirs would")
     ap.add_argument("--by", default="tilt_band,edition",
                     help=f"comma-separated truth fields to group the images by, a table each ({', '.join(GROUP_KEYS)})")
     args = ap.parse_args(argv)
@@ -396,7 +402,8 @@ def main(argv=None):
     for image, truth in items:
         meta = truth.get("meta", {})
         profile = None if args.no_profile else meta.get("edition")
-        pred, wall, inner, note = run_vision(image, profile, args.timeout, args.python)
+        reserves = truth["position"].get("reserves") if args.reserves_from_truth else None
+        pred, wall, inner, note = run_vision(image, profile, args.timeout, args.python, reserves)
         row = score_image(truth["position"], pred)
         row.update({"name": image.stem, "wall_s": wall, "vision_s": inner, "note": note,
                     **{key: meta.get(key, "?") for key in GROUP_KEYS}})

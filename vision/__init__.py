@@ -8,6 +8,7 @@ Stages (each a module with a typed result and its own debug drawing): loading, c
 geometry (lattice and camera), tiles, stacks, sanity; `analyze_photo` runs them in order.
 """
 from .errors import NoWorldFoundError, ProfileError, UnreadableImageError, VisionError
+from .fitting import FitError, fit_heights
 from .loading import decode_image
 from .pipeline import analyze_photo
 from .profile import SetProfile, load_profile
@@ -16,4 +17,4 @@ from .stacks import CONFIDENT as STACK_CONFIDENT
 
 __all__ = ["analyze_photo", "load_profile", "SetProfile", "PhotoReading", "VisionError",
            "UnreadableImageError", "NoWorldFoundError", "ProfileError", "InconsistentReadingError",
-           "decode_image", "STACK_CONFIDENT"]
+           "decode_image", "fit_heights", "FitError", "STACK_CONFIDENT"]

@@ -1,15 +1,41 @@
-"""`python -m vision analyze PHOTO [--profile SET.json] [--debug OUT.png] [--json]`.
+"""`python -m vision analyze PHOTO [--profile SET.json] [--debug OUT.png] [--json] [--reserves W,B]`.
 
 Exit codes: 0 success, 2 unreadable or invalid input, 3 no EXXIT World found.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
 import cv2
 
+from rules.position import DISCS_PER_COLOUR
+
 from .cli import OneLineParser, report
+from .fitting import fit_heights
+
+
+def reserves_arg(text: str) -> dict:
+    """"W,B" -> {"white": W, "black": B}."""
+    parts = text.split(",")
+    if len(parts) != 2 or not all(p.strip().isdigit() and int(p) <= DISCS_PER_COLOUR for p in parts):
+        raise argparse.ArgumentTypeError(f"{text!r} is not W,B: two counts 0..{DISCS_PER_COLOUR}, e.g. 2,0")
+    return {"white": int(parts[0]), "black": int(parts[1])}
+
+
+def fitted_to_reserves(reading: dict, reserves: dict) -> dict:
+    """The reading's heights fitted to the reserves (vision.fitting), the changes named in a warning."""
+    fitted, changes = fit_heights(reading, reserves)
+    if changes:
+        told = "; ".join(f"{c['at'][0]},{c['at'][1]}: " + ", ".join(
+            ([f"read as {c['read']}, now {c['height']}"] if c["read"] != c["height"] else []) +
+            ([f"{c['unread']} side colour(s) left unread"] if c.get("unread") else [])) for c in changes)
+        fitted["warnings"] = reading.get("warnings", []) + [{
+            "code": "fitted-to-reserves", "cells": [c["at"] for c in changes],
+            "message": f"{len(changes)} stack(s) changed so that the discs on the table and in the reserves "
+                       f"make a set ({told}); please check"}]
+    return fitted
 
 
 def main(argv=None) -> int:
@@ -21,14 +47,19 @@ def main(argv=None) -> int:
                                       "(jactalea-red-black, silver-red, black-white)")
     an.add_argument("--debug", metavar="OUT.png", help="also write the debug overlay image")
     an.add_argument("--json", action="store_true", help="print compact one-line JSON")
+    an.add_argument("--reserves", metavar="W,B", type=reserves_arg,
+                    help="the white and black discs off the table, counted by the players: the "
+                         "stacks' heights are fitted to the discs that are then on the table")
     args = parser.parse_args(argv)
     from . import analyze_photo
     from .loading import load_image
     try:
         reading = analyze_photo(args.photo, profile=args.profile)
+        obj = reading.to_json()
+        if args.reserves:
+            obj = fitted_to_reserves(obj, args.reserves)
     except Exception as exc:             # VisionError: the photo's fault; anything else: ours
         return report("vision", exc)
-    obj = reading.to_json()
     if args.debug:
         overlay = reading.draw_overlay(load_image(args.photo).full)
         if not cv2.imwrite(args.debug, overlay):

@@ -78,7 +78,8 @@ class PhotoReading:
         for cell, st in sorted((self._public(c), s) for c, s in self.stacks.stacks.items()):
             stacks.append({"q": cell[0], "r": cell[1], "discs": list(st.discs), "height": st.height,
                            "top": st.top, "confidence": st.confidence,
-                           "height_confidence": st.height_confidence, "top_confidence": st.top_confidence})
+                           "height_confidence": st.height_confidence, "top_confidence": st.top_confidence,
+                           "height_chances": [round(c, 3) for c in st.height_chances]})
         known = {c: sum(d.count(c) for d in self.stack_discs.values()) for c in rules.COLOURS}
         obj = {"format": "exxit-position/1", "tiles": tiles, "stacks": stacks,
                "reserves": {c: max(0, 8 - n) for c, n in known.items()},

@@ -60,6 +60,7 @@ class StackRead:
     top_pixel: tuple              # full-resolution pixel of the top disc's centre
     shift_mm: tuple = (0.0, 0.0)  # the stack's offset from its cell's centre
     side_confidences: tuple = ()  # of the colours of discs[:-1] (0 where unread)
+    height_chances: tuple = ()    # the stack networks' chances of heights 1..MAX_READ, given a stack
 
 
 @dataclass
@@ -319,6 +320,7 @@ def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
         height_conf = float(net.confidence("height", p[height] / p[1:].sum()))
         st = _read_colours(colours, geo, profile, cell, height, cell in tiles, shift)
         st.height_confidence = round(height_conf, 3)
+        st.height_chances = tuple(float(c) for c in p[1:] / max(p[1:].sum(), 1e-9))
         st.confidence = round(min(height_conf * present, st.top_confidence), 3)   # both must be right
         return st
 

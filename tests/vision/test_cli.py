@@ -68,3 +68,32 @@ def test_a_bug_while_reading_is_one_line_and_exit_1_not_a_traceback(photo, monke
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
     assert err.startswith("vision: internal error (IndexError: index 7 is out of bounds)")
+
+
+def test_reserves_the_players_counted_fit_the_heights(photo):
+    res = run("analyze", str(photo), "--json")
+    read = json.loads(res.stdout)
+    assert all(len(s["height_chances"]) == 8 and abs(sum(s["height_chances"]) - 1) < 0.01 for s in read["stacks"])
+    discs = [d for s in read["stacks"] for d in s["discs"]]
+    white = 8 - discs.count("white")                 # then a disc more is on the table than read
+    black = 8 + discs.count("white") - len(discs) - 1
+    res = run("analyze", str(photo), "--json", "--reserves", f"{white},{black}")
+    assert res.returncode == 0, res.stderr
+    fitted = json.loads(res.stdout)
+    assert sum(s["height"] for s in fitted["stacks"]) == len(discs) + 1
+    assert fitted["reserves"] == {"white": white, "black": black}
+    (warning,) = [w for w in fitted["warnings"] if w["code"] == "fitted-to-reserves"]
+    (cell,) = warning["cells"]
+    (raised,) = [s for s in fitted["stacks"] if [s["q"], s["r"]] == cell]
+    assert raised["discs"][-2] is None and raised["confidence"] <= 0.5
+
+
+@pytest.mark.parametrize("reserves", ["9,0", "1", "a,b", "1,2,3"])
+def test_reserves_that_are_not_two_counts_are_refused_in_one_line(photo, reserves):
+    res = run("analyze", str(photo), "--reserves", reserves)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "W,B" in res.stderr
+
+
+def test_reserves_the_reading_cannot_meet_exit_2_with_why(photo):
+    res = run("analyze", str(photo), "--reserves", "8,8")
+    assert res.returncode == 2 and "0 discs are on the table" in res.stderr and "Traceback" not in res.stderr
