@@ -33,6 +33,11 @@ def analyze_position():
     return jsonify(referee.answer(json_body()))
 
 
+@bp.post("/fit-heights")
+def fit_heights():
+    return jsonify(referee.fit_to_reserves(json_body()))
+
+
 @bp.get("/analyses/<analysis_id>")
 def get_analysis(analysis_id):
     record = stored_analysis(analysis_id)

@@ -25,7 +25,9 @@ SCHEMAS = {
                                "discs": {"type": "array", "description": "bottom to top; null = unread",
                                          "items": {"anyOf": [_COLOUR, {"type": "null"}]}},
                                "height": {"type": "integer"}, "top": _COLOUR,
-                               "confidence": {"type": "number"}}}},
+                               "confidence": {"type": "number"},
+                               "height_chances": {"type": "array", "items": {"type": "number"},
+                                                  "description": "vision's chances of heights 1, 2, ..."}}}},
             "to_move": {"anyOf": [_COLOUR, {"type": "null"}]},
             "reserves": {"type": "object", "properties": {"white": {"type": "integer"},
                                                           "black": {"type": "integer"}}},
@@ -118,6 +120,21 @@ def document():
                 "responses": {"200": _json("Analysis", "the analysis"),
                               "400": _error("the body is not JSON"),
                               "422": _error("the JSON is not a valid position")}}},
+            "/api/fit-heights": {"post": {
+                "summary": "Fit the stacks' heights to the discs the players count in their reserves",
+                "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                    "type": "object", "required": ["position", "reserves"],
+                    "properties": {"position": {"$ref": "#/components/schemas/Position"},
+                                   "reserves": {"type": "object", "required": ["white", "black"],
+                                                "properties": {c: {"type": "integer", "minimum": 0, "maximum": 8}
+                                                               for c in ("white", "black")}}}}}}},
+                "responses": {
+                    "200": {"description": "`position`: the likeliest heights (by each stack's `height_chances`) "
+                                           "that make the discs on the table and in the reserves a set; "
+                                           "`changes`: [{at, read, height, unread?}] of the stacks changed"},
+                    "400": _error("malformed body"),
+                    "422": _error("an invalid position, or reserves the stacks cannot meet "
+                                  "(code reserves_not_met)")}}},
             "/api/analyses/{id}": {"get": {
                 "summary": "A stored analysis: reading, current position, corrections, analysis",
                 "parameters": [{"name": "id", "in": "path", "required": True,

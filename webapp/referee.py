@@ -110,6 +110,23 @@ def answer(position_json):
     return result
 
 
+def fit_to_reserves(body):
+    """``{"position", "reserves"}`` -> ``{"position", "changes"}``: the stacks' heights fitted to the
+    discs the players count in their reserves (vision.fit_heights), as a position that can occur;
+    InputError 400 for a malformed body, 422 when the reserves cannot be met."""
+    if not isinstance(body, dict) or not isinstance(body.get("position"), dict):
+        raise InputError('Send {"position": POSITION, "reserves": {"white": W, "black": B}}.', "bad_body", 400)
+    position = body["position"]
+    pos = parse_position({**position, "reserves": None})    # well formed, whatever its reserves
+    stacks = [{**s, "discs": list(pos.stacks[(s["q"], s["r"])])} for s in position.get("stacks") or []]
+    try:
+        fitted, changes = vision.fit_heights({**position, "stacks": stacks}, body.get("reserves"))
+    except vision.FitError as exc:
+        raise InputError(f"{str(exc)[0].upper()}{str(exc)[1:]}.", "reserves_not_met", 422)
+    parse_position(fitted)
+    return {"position": fitted, "changes": changes}
+
+
 def has_forced_dance(position_json):
     """Whether either side has a forced dance in a position (False if it cannot occur)."""
     try:

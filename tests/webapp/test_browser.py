@@ -431,3 +431,32 @@ def test_keyboard_corrections(page, live_server, stored):
     page.keyboard.press("+")
     page.wait_for_selector("body[data-updates='3']")
     assert "stack of 3" in page.inner_text("#editor")
+
+
+def test_reserves_counted_at_the_table_fit_the_heights(page, live_server, server_app):
+    position = example_position()
+    del position["reserves"]                  # a photo does not show them
+    for stack in position["stacks"]:          # vision's chances: the Black 1-stack at 1,0 may well be 2
+        doubtful = (stack["q"], stack["r"]) == (1, 0)
+        stack["height_chances"] = [0.55, 0.45] if doubtful else [0.02] * (len(stack["discs"]) - 1) + [0.95, 0.03]
+    discs = [d for stack in position["stacks"] for d in stack["discs"]]
+    white, black = 8 - discs.count("white"), 8 - discs.count("black") - 1     # a Black disc more than read
+    record = store_example(server_app, position)
+    page.goto(f"{live_server}/a/{record}")
+    page.wait_for_selector("body[data-ready='1']")
+    assert "dance 1,0 NE" not in answer_text(page)
+    page.locator("#fit-heights").click()
+    assert "Choose both counts" in page.inner_text("#reserves-note")
+    page.select_option("#reserve-white", str(white))
+    page.select_option("#reserve-black", str(black))
+    page.locator("#fit-heights").click()
+    page.wait_for_selector("body[data-updates='1']")
+    assert "the stack at 1,0: read as 1 disc, now 2" in page.inner_text("#reserves-note")
+    assert "dance 1,0 NE" in answer_text(page)                       # the 2-stack now reaches White's
+    assert page.locator("#diagram .stack[data-cell='1,0'] .low-confidence").count() == 1
+    screenshot(page, "reserves-fitted")
+    page.wait_for_function("document.getElementById('save-state').textContent === 'corrections saved'")
+    page.reload()                                                     # saved with the analysis
+    page.wait_for_selector("body[data-ready='1']")
+    assert "dance 1,0 NE" in answer_text(page)
+    assert page.input_value("#reserve-black") == str(black)

@@ -29,7 +29,7 @@
         discs = Array(s.height || 1).fill(null);
         discs[discs.length - 1] = s.top || null;
       }
-      stacks.set(key(s.q, s.r), {discs: discs.slice(), confidence: s.confidence});
+      stacks.set(key(s.q, s.r), {discs: discs.slice(), confidence: s.confidence, chances: s.height_chances});
     }
     const rest = {};
     for (const [k, v] of Object.entries(obj)) if (!["tiles", "stacks", "to_move"].includes(k)) rest[k] = v;
@@ -48,6 +48,7 @@
       const [q, r] = cellOf(k);
       const stack = {q, r, discs: s.discs.slice()};
       if (s.confidence !== undefined) stack.confidence = s.confidence;
+      if (s.chances !== undefined) stack.height_chances = s.chances;
       obj.stacks.push(stack);
     }
     if (model.toMove) obj.to_move = model.toMove;
@@ -176,7 +177,8 @@
     .filter((w) => w && codes.includes(w.code))
     .flatMap((w) => (w.cells || []).map((c) => key(c[0], c[1]))));
   const tileSuspects = cellsNamed(["uncertain-tiles", "world-disconnected", "added-to-the-diamond"]);
-  const stackSuspects = cellsNamed(["uncertain-stacks", "lowered-to-the-set", "stack-too-tall", "isolated-stack"]);
+  const stackSuspects = cellsNamed(["uncertain-stacks", "lowered-to-the-set", "stack-too-tall", "isolated-stack",
+    "fitted-to-reserves"]);
   const doubtfulCell = (k) => tileSuspects.has(k);
   const doubtfulStack = (k) => stackSuspects.has(k);
 
@@ -600,7 +602,10 @@
     tileSuspects.delete(k);
     stackSuspects.delete(k);
     if (tile) delete tile.confidence;
-    if (stack) delete stack.confidence;
+    if (stack) {           // checked by the user: its height is no longer the photo's guess
+      delete stack.confidence;
+      delete stack.chances;
+    }
     delete state.model.rest.reserves;
     delete state.model.rest.tiles_left;
     state.corrections.push({cell: cellOf(k), kind, before, after: describeCell(k), at: new Date().toISOString()});
@@ -693,6 +698,51 @@
     select(target.getAttribute("data-cell"));
     // a tap on the photo: bring the editor (under the diagram) into view
     if (event.currentTarget.id === "overlay") $("editor").scrollIntoView({block: "nearest", behavior: "smooth"});
+  }
+
+  // ---- heights fitted to the reserves the players count ---------------------------------------
+  function describeFit(change) {
+    const parts = [];
+    if (change.height !== change.read) parts.push(`read as ${change.read} disc${change.read === 1 ? "" : "s"}, now ${change.height}`);
+    if (change.unread) parts.push(`${change.unread} side colour${change.unread === 1 ? "" : "s"} left unread`);
+    return `the stack at ${change.at.join(",")}: ${parts.join(", ")}`;
+  }
+
+  function showReserves() {
+    const reserves = state.model.rest.reserves;
+    for (const colour of SIDES) {
+      $(`reserve-${colour}`).value = reserves && reserves[colour] !== undefined ? String(reserves[colour]) : "";
+    }
+  }
+
+  async function fitHeights(event) {
+    event.preventDefault();
+    const note = $("reserves-note");
+    const chosen = SIDES.map((colour) => $(`reserve-${colour}`).value);
+    if (chosen.includes("")) { note.textContent = "Choose both counts first."; return; }
+    const reserves = {white: Number(chosen[0]), black: Number(chosen[1])};
+    let response, body;
+    try {
+      response = await fetch("/api/fit-heights", {
+        method: "POST", headers: {"Content-Type": "application/json"},
+        body: JSON.stringify({position: modelToJSON(state.model), reserves}),
+      });
+      body = await response.json();
+    } catch (err) {
+      note.textContent = "The server cannot be reached.";
+      return;
+    }
+    if (!response.ok) { note.textContent = body.error; return; }
+    state.history.push(cloneModel(state.model));
+    state.model = modelFromJSON(body.position);
+    for (const change of body.changes) stackSuspects.add(key(...change.at));
+    const onTable = 16 - reserves.white - reserves.black;
+    note.textContent = body.changes.length
+      ? `Fitted to ${onTable} discs on the table: ${body.changes.map(describeFit).join("; ")}. Marked ?: check them.`
+      : `The stacks as they are hold the ${onTable} discs on the table: nothing to change.`;
+    state.corrections.push({kind: "reserves", after: `White ${reserves.white}, Black ${reserves.black} in reserve`,
+      changes: body.changes, at: new Date().toISOString()});
+    update();
   }
 
   // ---- talking to the server ----------------------------------------------------------------
@@ -804,11 +854,13 @@
     const action = actions[event.key.length === 1 ? event.key.toLowerCase() : event.key];
     if (action) { action(); event.preventDefault(); }
   });
+  $("reserves-form").addEventListener("submit", fitHeights);
   $("copy-link").addEventListener("click", () => {
     if (navigator.clipboard) navigator.clipboard.writeText($("permalink").href);
   });
 
   renderAll();
+  showReserves();
   const uploadStart = Number(sessionStorage.getItem("exxit-upload-start"));
   sessionStorage.removeItem("exxit-upload-start");
   timings.drawn = Date.now();
