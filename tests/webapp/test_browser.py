@@ -439,6 +439,7 @@ def test_reserves_counted_at_the_table_fit_the_heights(page, live_server, server
     for stack in position["stacks"]:          # vision's chances: the Black 1-stack at 1,0 may well be 2
         doubtful = (stack["q"], stack["r"]) == (1, 0)
         stack["height_chances"] = [0.55, 0.45] if doubtful else [0.02] * (len(stack["discs"]) - 1) + [0.95, 0.03]
+    next(s for s in position["stacks"] if (s["q"], s["r"]) == (2, -1))["height_chances"] = [0.7, 0.3]   # next likeliest
     discs = [d for stack in position["stacks"] for d in stack["discs"]]
     white, black = 8 - discs.count("white"), 8 - discs.count("black") - 1     # a Black disc more than read
     record = store_example(server_app, position)
@@ -449,6 +450,7 @@ def test_reserves_counted_at_the_table_fit_the_heights(page, live_server, server
     assert "Choose both counts" in page.inner_text("#reserves-note")
     page.select_option("#reserve-white", str(white))
     page.select_option("#reserve-black", str(black))
+    assert "The stacks hold 7 discs, but with these reserves 8 are on the table" in page.inner_text("#reserves-note")
     page.locator("#fit-heights").click()
     page.wait_for_selector("body[data-updates='1']")
     assert "the stack at 1,0: read as 1 disc, now 2" in page.inner_text("#reserves-note")
@@ -460,3 +462,12 @@ def test_reserves_counted_at_the_table_fit_the_heights(page, live_server, server
     page.wait_for_selector("body[data-ready='1']")
     assert "dance 1,0 NE" in answer_text(page)
     assert page.input_value("#reserve-black") == str(black)
+    assert "The stacks hold the 8 discs on the table" in page.inner_text("#reserves-note")
+    # the user looks: 1,0 has 1 disc after all; fitted again, the disc goes to the next likeliest stack
+    page.locator("#diagram .stack[data-cell='1,0']").click()
+    page.locator("#editor [data-action='lower']").click()
+    page.wait_for_selector("body[data-updates='1']")
+    assert "The stacks hold 7 discs, but with these reserves 8" in page.inner_text("#reserves-note")
+    page.locator("#fit-heights").click()
+    page.wait_for_selector("body[data-updates='2']")
+    assert "the stack at 2,-1: read as 1 disc, now 2" in page.inner_text("#reserves-note")

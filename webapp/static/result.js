@@ -68,6 +68,7 @@
     corrections: record.corrections.slice(),
     history: [],
     request: 0,
+    fitNote: "",        // what the last fit to the reserves changed
   };
 
   // ---- SVG helpers --------------------------------------------------------------------------
@@ -715,6 +716,18 @@
     }
   }
 
+  // Whether the stacks hold the discs the reserves counted leave on the table; after a fit, what it changed.
+  function renderReservesNote() {
+    const chosen = SIDES.map((colour) => $(`reserve-${colour}`).value);
+    const note = $("reserves-note");
+    if (chosen.includes("")) { note.textContent = state.fitNote; return; }
+    const wanted = 16 - Number(chosen[0]) - Number(chosen[1]);
+    const held = [...state.model.stacks.values()].reduce((n, stack) => n + stack.discs.length, 0);
+    note.textContent = held === wanted ? (state.fitNote || `The stacks hold the ${wanted} discs on the table.`)
+      : `The stacks hold ${held} disc${held === 1 ? "" : "s"}, but with these reserves ${wanted} are on the table: ` +
+        "fit the heights (the stacks you corrected keep theirs), or check the counts.";
+  }
+
   async function fitHeights(event) {
     event.preventDefault();
     const note = $("reserves-note");
@@ -737,7 +750,7 @@
     state.model = modelFromJSON(body.position);
     for (const change of body.changes) stackSuspects.add(key(...change.at));
     const onTable = 16 - reserves.white - reserves.black;
-    note.textContent = body.changes.length
+    state.fitNote = body.changes.length
       ? `Fitted to ${onTable} discs on the table: ${body.changes.map(describeFit).join("; ")}. Marked ?: check them.`
       : `The stacks as they are hold the ${onTable} discs on the table: nothing to change.`;
     state.corrections.push({kind: "reserves", after: `White ${reserves.white}, Black ${reserves.black} in reserve`,
@@ -804,6 +817,7 @@
     renderAnswer();
     renderQuickAnswer();
     renderWarnings();
+    renderReservesNote();
     renderEditor();
     drawAll();
   }
@@ -855,12 +869,13 @@
     if (action) { action(); event.preventDefault(); }
   });
   $("reserves-form").addEventListener("submit", fitHeights);
+  for (const colour of SIDES) $(`reserve-${colour}`).addEventListener("change", renderReservesNote);
   $("copy-link").addEventListener("click", () => {
     if (navigator.clipboard) navigator.clipboard.writeText($("permalink").href);
   });
 
-  renderAll();
   showReserves();
+  renderAll();
   const uploadStart = Number(sessionStorage.getItem("exxit-upload-start"));
   sessionStorage.removeItem("exxit-upload-start");
   timings.drawn = Date.now();
