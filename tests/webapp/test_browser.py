@@ -442,9 +442,12 @@ def test_reserves_counted_at_the_table_fit_the_heights(page, live_server, server
     next(s for s in position["stacks"] if (s["q"], s["r"]) == (2, -1))["height_chances"] = [0.7, 0.3]   # next likeliest
     discs = [d for stack in position["stacks"] for d in stack["discs"]]
     white, black = 8 - discs.count("white"), 8 - discs.count("black") - 1     # a Black disc more than read
-    record = store_example(server_app, position)
+    record = store_example(server_app, position, warnings=[
+        {"code": "view-from-above", "cells": [], "message": "photographed from nearly straight above (8° from "
+         "vertical), where a stack's height hardly shows; a photo taken at 30-45° reads heights better"}])
     page.goto(f"{live_server}/a/{record}")
     page.wait_for_selector("body[data-ready='1']")
+    assert "reads heights better; or count the discs in reserve" in page.inner_text("#warnings")
     assert "dance 1,0 NE" not in answer_text(page)
     page.locator("#fit-heights").click()
     assert "Choose both counts" in page.inner_text("#reserves-note")

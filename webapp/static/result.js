@@ -579,7 +579,9 @@
     }
     for (const w of record.reading.warnings || []) {
       if (typeof w === "string") html("li", {}, list, w);
-      else if (!String(w.code || "").startsWith("uncertain")) html("li", {}, list, w.message || JSON.stringify(w));
+      else if (w.code === "view-from-above") {
+        html("li", {}, list, `${w.message}; or count the discs in reserve (under the diagram) and fit the heights to them.`);
+      } else if (!String(w.code || "").startsWith("uncertain")) html("li", {}, list, w.message || JSON.stringify(w));
     }
   }
 
