@@ -46,7 +46,7 @@ def fit_heights(position: dict, reserves: dict) -> tuple[dict, list]:
         lowest = fixed + len(free)
         highest = fixed + sum(len(_chances(stacks[k])) for k in free)
         raise FitError(f"with {reserves['white']} white and {reserves['black']} black discs in reserve, "
-                       f"{wanted} discs are on the table, but the {len(stacks)} stacks read hold "
+                       f"{_discs(wanted)} on the table, but the {len(stacks)} stacks read hold "
                        f"{'at least ' + str(lowest) if wanted < lowest else 'at most ' + str(highest)}: "
                        "check the reserves, or add or remove the stacks that are wrong")
     fitted = [{**s, "discs": list(s["discs"])} for s in stacks]
@@ -78,7 +78,7 @@ def _unread_side_colours(stacks: list, colour: str, on_table: int, changed: dict
     tops = sum(s["discs"][-1] == colour for s in stacks)
     if tops > on_table:
         raise FitError(f"{tops} stacks have a {colour} top, but with {DISCS_PER_COLOUR - on_table} {colour} "
-                       f"discs in reserve {on_table} are on the table: check the reserves or the stacks' colours")
+                       f"discs in reserve {_discs(on_table)} on the table: check the reserves or the stacks' colours")
     for k in sorted(range(len(stacks)), key=lambda k: stacks[k].get("confidence", 1.0)):
         discs = stacks[k]["discs"]
         for d in range(len(discs) - 1):
@@ -89,6 +89,10 @@ def _unread_side_colours(stacks: list, colour: str, on_table: int, changed: dict
                                                                    "read": len(discs), "height": len(discs)}))
                 change["unread"] = change.get("unread", 0) + 1
     return out
+
+
+def _discs(n: int) -> str:
+    return "1 disc is" if n == 1 else f"{n} discs are"
 
 
 def _discs_on_table(reserves) -> int:

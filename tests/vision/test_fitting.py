@@ -63,12 +63,12 @@ def test_stacks_corrected_by_hand_keep_their_height():
 
 def test_reserves_the_stacks_cannot_meet_are_refused_with_why():
     read = reading(stack(0, 0, ["white"], [0.9, 0.1]), stack(1, 0, ["black"], [0.9, 0.1]))
-    with pytest.raises(FitError, match="1 discs are on the table, but the 2 stacks read hold at least 2"):
+    with pytest.raises(FitError, match="1 disc is on the table, but the 2 stacks read hold at least 2"):
         fit_heights(read, {"white": 8, "black": 7})
     with pytest.raises(FitError, match="hold at most 4"):
         fit_heights(read, {"white": 3, "black": 3})
     read = reading(stack(0, 0, ["white"], [0.9, 0.1]), stack(1, 0, ["white"], [0.9, 0.1]))
-    with pytest.raises(FitError, match="2 stacks have a white top, but with 7 white discs in reserve 1 are on"):
+    with pytest.raises(FitError, match="2 stacks have a white top, but with 7 white discs in reserve 1 disc is on"):
         fit_heights(read, {"white": 7, "black": 7})
 
 
