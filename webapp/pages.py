@@ -144,7 +144,7 @@ def result(analysis_id):
     record = stored_analysis(analysis_id)
     if record is None:
         abort(404, description="No analysis with this link: it may have been made on another server.")
-    return render_template("result.html", record=record,
+    return render_template("result.html", record=record, unsure_below=referee.UNSURE_BELOW,
                            photo_url=url_for("pages.photo", analysis_id=analysis_id))
 
 

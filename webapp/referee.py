@@ -14,6 +14,7 @@ from .errors import InputError
 COLOURS = rules.COLOURS
 MAX_ITEMS = 100   # tiles or stacks in a position sent to us
 OVERLAY_RING = 3  # cells this far from the World get pixel centres: room to correct and to outline
+UNSURE_BELOW = vision.STACK_CONFIDENT   # a stack read with less confidence is unsure (marked on the page)
 
 
 def parse_position(obj):
@@ -75,11 +76,11 @@ def _dance_json(dance):
 
 
 def _unsure_heights(position_json, pos):
-    """The stacks read with low confidence (under vision.STACK_CONFIDENT) whose height decides the
+    """The stacks read with low confidence (under UNSURE_BELOW) whose height decides the
     answer, each with a disc more or less and the forced dances it would then give
     (rules.dances_a_disc_off)."""
     unsure = [(s["q"], s["r"]) for s in position_json.get("stacks") or []
-              if isinstance(s.get("confidence"), (int, float)) and s["confidence"] < vision.STACK_CONFIDENT]
+              if isinstance(s.get("confidence"), (int, float)) and s["confidence"] < UNSURE_BELOW]
     return [{"at": list(cell), "read": len(pos.stacks[cell]), "height": height,
              "forced_dances": {c: [_dance_json(d) for d in dances[c]] for c in COLOURS}}
             for cell, height, dances in rules.dances_a_disc_off(pos, unsure)]

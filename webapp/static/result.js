@@ -173,15 +173,19 @@
   }
 
   // Cells vision flagged (its warnings name the reads under its confidence threshold and the
-  // impossible ones): marked until the user corrects them.
+  // impossible ones) and stacks whose confidence is under that threshold (those a fit to the
+  // reserves changed too): marked until the user corrects them.
   const cellsNamed = (codes) => new Set((record.reading.warnings || [])
     .filter((w) => w && codes.includes(w.code))
     .flatMap((w) => (w.cells || []).map((c) => key(c[0], c[1]))));
   const tileSuspects = cellsNamed(["uncertain-tiles", "world-disconnected", "added-to-the-diamond"]);
-  const stackSuspects = cellsNamed(["uncertain-stacks", "lowered-to-the-set", "stack-too-tall", "isolated-stack",
-    "fitted-to-reserves"]);
+  const stackSuspects = cellsNamed(["uncertain-stacks", "lowered-to-the-set", "stack-too-tall", "isolated-stack"]);
   const doubtfulCell = (k) => tileSuspects.has(k);
-  const doubtfulStack = (k) => stackSuspects.has(k);
+  const UNSURE_BELOW = Number($("result").dataset.unsureBelow);
+  const doubtfulStack = (k) => {
+    const stack = state.model.stacks.get(k);
+    return stackSuspects.has(k) || (stack !== undefined && stack.confidence < UNSURE_BELOW);
+  };
 
   function markDoubt(layer, pts, centre, size) {
     el("polygon", {points: points(pts), class: "low-confidence"}, layer);
@@ -750,7 +754,6 @@
     if (!response.ok) { note.textContent = body.error; return; }
     state.history.push(cloneModel(state.model));
     state.model = modelFromJSON(body.position);
-    for (const change of body.changes) stackSuspects.add(key(...change.at));
     const onTable = 16 - reserves.white - reserves.black;
     state.fitNote = body.changes.length
       ? `Fitted to ${onTable} discs on the table: ${body.changes.map(describeFit).join("; ")}. Marked ?: check them.`
