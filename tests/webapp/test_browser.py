@@ -475,3 +475,4 @@ def test_reserves_counted_at_the_table_fit_the_heights(page, live_server, server
     page.locator("#fit-heights").click()
     page.wait_for_selector("body[data-updates='2']")
     assert "the stack at 2,-1: read as 1 disc, now 2" in page.inner_text("#reserves-note")
+    page.wait_for_function("document.getElementById('save-state').textContent === 'corrections saved'")
