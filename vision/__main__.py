@@ -49,7 +49,8 @@ def main(argv=None) -> int:
     an.add_argument("--json", action="store_true", help="print compact one-line JSON")
     an.add_argument("--reserves", metavar="W,B", type=reserves_arg,
                     help="the white and black discs off the table, counted by the players: the "
-                         "stacks' heights are fitted to the discs that are then on the table")
+                         "stacks' heights are fitted to the discs that are then on the table (the "
+                         "debug overlay shows them as read)")
     args = parser.parse_args(argv)
     from . import analyze_photo
     from .loading import load_image
