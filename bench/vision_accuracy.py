@@ -12,7 +12,7 @@ prediction calls a tile), World exactly right, stack precision and recall, top-c
 height and full disc order exactly right (over matched stacks), forced-dance sets exactly right
 (both colours, computed by `rules` on the aligned prediction and on the truth), how often they are
 right or are those of a stack flagged uncertain a disc higher or lower (the alternatives the web
-page names), and what they would be if every found stack had its true height (what height errors
+page names; with the reserves given, a disc moved between two such stacks), and what they would be if every found stack had its true height (what height errors
 cost), score exactly right, whole position exactly right, images where no World was found, and
 the median and 95th percentile seconds per image (wall time of the subprocess, and the CLI's own
 "timing" total), and how often the tiles and stacks vision reads sure and those it flags uncertain
@@ -113,13 +113,14 @@ def align(truth: dict, pred: dict) -> tuple[dict, dict, tuple]:
 
 def flagged(pos: dict) -> tuple[dict, dict]:
     """({cell: flagged?} of the tiles, of the stacks) of a vision reading: flagged where its
-    warnings "uncertain-tiles" and "uncertain-stacks" name the cell."""
-    def read(items, code):
-        named = {tuple(map(int, c)) for w in pos.get("warnings", []) if w.get("code") == code
+    warnings "uncertain-tiles", and "uncertain-stacks" or "fitted-to-reserves", name the cell."""
+    def read(items, *codes):
+        named = {tuple(map(int, c)) for w in pos.get("warnings", []) if w.get("code") in codes
                  for c in w.get("cells", [])}
         return {(int(i["q"]), int(i["r"])): (int(i["q"]), int(i["r"])) in named for i in items}
 
-    return read(pos.get("tiles", []), "uncertain-tiles"), read(pos.get("stacks", []), "uncertain-stacks")
+    return (read(pos.get("tiles", []), "uncertain-tiles"),
+            read(pos.get("stacks", []), "uncertain-stacks", "fitted-to-reserves"))
 
 
 def perimeter(tiles) -> set:
@@ -190,7 +191,8 @@ def score_image(truth: dict, pred: dict | None) -> dict:
     if truth_pos is not None and pred_pos is not None:
         out["dances_right"] = int(same_dances(truth_pos, pred_pos))
         unsure = [c for c, flag in stack_flags.items() if flag]
-        out["dances_right_or_named"] = int(out["dances_right"] or named_among_unsure(truth_pos, pred_pos, unsure))
+        out["dances_right_or_named"] = int(out["dances_right"] or named_among_unsure(
+            truth_pos, pred_pos, unsure, pred.get("reserves_counted") is True))
         out["score_right"] = int(rules.score(truth_pos) == rules.score(pred_pos))
     if truth_pos is not None and fixed_pos is not None:
         out["dances_right_given_heights"] = int(same_dances(truth_pos, fixed_pos))
@@ -201,12 +203,13 @@ def same_dances(a, b) -> bool:
     return all(dance_set(rules.forced_dances(a, c)) == dance_set(rules.forced_dances(b, c)) for c in rules.COLOURS)
 
 
-def named_among_unsure(truth_pos, pred_pos, unsure) -> bool:
+def named_among_unsure(truth_pos, pred_pos, unsure, reserves_counted=False) -> bool:
     """Whether the true forced dances are those of a stack flagged uncertain a disc off
-    (rules.dances_a_disc_off: what the web page names under its answer)."""
+    (rules.dances_a_disc_off: what the web page names under its answer), or, with the reserves
+    counted, of a disc moved between two of them (rules.dances_a_disc_moved)."""
     true = {c: dance_set(rules.forced_dances(truth_pos, c)) for c in rules.COLOURS}
-    return any(all(dance_set(dances[c]) == true[c] for c in rules.COLOURS)
-               for _, _, dances in rules.dances_a_disc_off(pred_pos, unsure))
+    named = rules.dances_a_disc_moved(pred_pos, unsure) if reserves_counted else rules.dances_a_disc_off(pred_pos, unsure)
+    return any(all(dance_set(dances[c]) == true[c] for c in rules.COLOURS) for *_, dances in named)
 
 
 def height_confusion(rows: list[dict]) -> Counter:

@@ -11,8 +11,8 @@ the Python surface is described in docs/INTERFACES.md.
 """
 
 from .ascii import render_ascii
-from .engine import (all_dances, analyze, apply_move, dances_a_disc_off, end_reason, forced_dances, islands,
-                     legal_moves, move_from_json, score, winner)
+from .engine import (all_dances, analyze, apply_move, dances_a_disc_moved, dances_a_disc_off, end_reason,
+                     forced_dances, islands, legal_moves, move_from_json, score, winner)
 from .game import Game, Outcome, game_from_json, game_to_json, moves_to_text, parse_moves_text
 from .geometry import DIRECTIONS, STEPS, neighbours
 from .moves import (Dance, Enlarge, LayTile, Move, MoveFormatError, Pass, Place, move_to_json,
@@ -26,7 +26,7 @@ __all__ = [
     "Position", "Move", "Dance", "Enlarge", "Place", "Pass", "LayTile",
     "PositionError", "IllegalMoveError", "UnknownDiscsError", "MoveFormatError",
     "position_from_json", "position_to_json", "move_from_json", "move_to_json", "parse_move_text",
-    "forced_dances", "all_dances", "dances_a_disc_off", "legal_moves", "apply_move", "islands", "score", "winner", "end_reason", "analyze",
+    "forced_dances", "all_dances", "dances_a_disc_off", "dances_a_disc_moved", "legal_moves", "apply_move", "islands", "score", "winner", "end_reason", "analyze",
     "Game", "Outcome", "game_from_json", "game_to_json", "moves_to_text", "parse_moves_text",
     "RecordError", "game_from_sgf", "game_to_sgf", "render_ascii",
 ]

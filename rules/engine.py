@@ -164,6 +164,38 @@ def dances_a_disc_off(pos, cells):
     return out
 
 
+def dances_a_disc_moved(pos, cells):
+    """The forced dances if a disc of a stack on ``cells`` (its bottom one) were on another of them
+    (at the bottom, colour unknown): ``[(from_cell, to_cell, {colour: [Dance]})]`` for each such pair
+    whose forced dances, of either colour, differ from those of ``pos``; in the order of ``cells``.
+    When the players have counted the discs in their reserves, the heights must keep their sum, so a
+    misread height is a disc read on the wrong stack: these are the alternatives to check.
+
+    >>> from rules import Position
+    >>> pos = Position({(0, 0): "white", (1, 0): "white", (2, 0): "black", (3, 0): "black"},
+    ...                {(0, 0): ("white",), (2, 0): ("black",), (3, 0): ("black", "black")})
+    >>> [(a, b, [d.text for d in dances["white"]]) for a, b, dances in dances_a_disc_moved(pos, [(0, 0), (3, 0)])]
+    [((3, 0), (0, 0), ['dance 0,0 E'])]
+    """
+    read = {c: forced_dances(pos, c) for c in COLOURS}
+    out = []
+    for origin in cells:
+        fewer = pos.stacks[origin][1:]
+        if not fewer:
+            continue
+        for cell in cells:
+            if cell == origin:
+                continue
+            try:
+                changed = pos.with_stack(origin, fewer).with_stack(cell, (None,) + pos.stacks[cell])
+            except PositionError:
+                continue
+            dances = {c: forced_dances(changed, c) for c in COLOURS}
+            if dances != read:
+                out.append((origin, cell, dances))
+    return out
+
+
 def all_dances(pos, colour):
     """Every dance of ``colour`` (RULES.md 7.1) before the perimeter priority, sorted like
     :func:`forced_dances`: shows which dances the priority set aside.

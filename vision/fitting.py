@@ -29,7 +29,9 @@ def fit_heights(position: dict, reserves: dict) -> tuple[dict, list]:
     ``height_chances`` (vision's chances of heights 1, 2, ...) may change height; the others
     (corrected by hand) keep theirs. A stack made taller gets a disc of unknown colour under its
     top, one made lower loses the disc under its top (as the page's − and + do). Changed stacks are
-    flagged (confidence at most FITTED_CONFIDENCE); the reserves are written into the position.
+    flagged (confidence at most FITTED_CONFIDENCE); the reserves are written into the position, with
+    ``"reserves_counted": true`` (its unsure heights are then a disc moved between stacks,
+    rules.dances_a_disc_moved, not a disc more or less).
 
     >>> stacks = [{"q": 0, "r": 0, "discs": ["white"], "height_chances": [0.6, 0.4]},
     ...           {"q": 1, "r": 0, "discs": ["black"], "height_chances": [0.9, 0.1]}]
@@ -66,7 +68,7 @@ def fit_heights(position: dict, reserves: dict) -> tuple[dict, list]:
         fitted[k].update(height=len(fitted[k]["discs"]),
                          confidence=min(fitted[k].get("confidence", 1.0), FITTED_CONFIDENCE))
     changes = [changed[k] for k in sorted(changed)]
-    return {**position, "stacks": fitted, "reserves": dict(reserves)}, changes
+    return {**position, "stacks": fitted, "reserves": dict(reserves), "reserves_counted": True}, changes
 
 
 def _unread_side_colours(stacks: list, colour: str, on_table: int, changed: dict) -> dict:

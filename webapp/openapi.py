@@ -33,6 +33,8 @@ SCHEMAS = {
                                                           "black": {"type": "integer"}}},
             "tiles_left": {"type": "integer"}, "total_tiles": {"type": "integer"},
             "passes": {"type": "integer"},
+            "reserves_counted": {"type": "boolean", "description":
+                                 "the reserves were counted at the table (the heights keep their sum)"},
         },
     },
     "Dance": {
@@ -66,6 +68,9 @@ SCHEMAS = {
                                "items": {"type": "object", "properties": {
                                    "at": _CELL, "read": {"type": "integer", "description": "height read"},
                                    "height": {"type": "integer", "description": "a disc more or less"},
+                                   "to": {"type": "object", "description":
+                                          "when reserves_counted: the stack the disc would be on "
+                                          "instead (at, read, height)"},
                                    "forced_dances": {"type": "object", "description":
                                                      "per colour, the forced dances at that height",
                                                      "properties": {c: {"type": "array", "items": {

@@ -76,13 +76,20 @@ def _dance_json(dance):
 
 
 def _unsure_heights(position_json, pos):
-    """The stacks read with low confidence (under UNSURE_BELOW) whose height decides the
-    answer, each with a disc more or less and the forced dances it would then give
-    (rules.dances_a_disc_off)."""
+    """The stacks read with low confidence (under UNSURE_BELOW) whose height decides the answer,
+    and the forced dances they would then give: each with a disc more or less
+    (rules.dances_a_disc_off), or, when the players counted their reserves (``reserves_counted``:
+    the heights keep their sum), a disc of one on another (rules.dances_a_disc_moved: ``to``)."""
     unsure = [(s["q"], s["r"]) for s in position_json.get("stacks") or []
               if isinstance(s.get("confidence"), (int, float)) and s["confidence"] < UNSURE_BELOW]
+    dances_json = lambda dances: {c: [_dance_json(d) for d in dances[c]] for c in COLOURS}
+    if position_json.get("reserves_counted") is True:
+        return [{"at": list(a), "read": len(pos.stacks[a]), "height": len(pos.stacks[a]) - 1,
+                 "to": {"at": list(b), "read": len(pos.stacks[b]), "height": len(pos.stacks[b]) + 1},
+                 "forced_dances": dances_json(dances)}
+                for a, b, dances in rules.dances_a_disc_moved(pos, unsure)]
     return [{"at": list(cell), "read": len(pos.stacks[cell]), "height": height,
-             "forced_dances": {c: [_dance_json(d) for d in dances[c]] for c in COLOURS}}
+             "forced_dances": dances_json(dances)}
             for cell, height, dances in rules.dances_a_disc_off(pos, unsure)]
 
 

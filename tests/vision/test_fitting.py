@@ -25,7 +25,7 @@ def test_a_reading_that_adds_up_is_kept_and_the_reserves_written():
     read = reading(stack(0, 0, ["white", "white"], [0.3, 0.7]), stack(1, 0, ["black"], [0.6, 0.4]))
     fitted, changes = fit_heights(read, {"white": 6, "black": 7})
     assert changes == [] and fitted["stacks"] == read["stacks"]
-    assert fitted["reserves"] == {"white": 6, "black": 7}
+    assert fitted["reserves"] == {"white": 6, "black": 7} and fitted["reserves_counted"] is True
     rules.position_from_json(fitted)                          # a position that can occur
 
 

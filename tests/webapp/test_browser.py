@@ -476,3 +476,17 @@ def test_reserves_counted_at_the_table_fit_the_heights(page, live_server, server
     page.wait_for_selector("body[data-updates='2']")
     assert "the stack at 2,-1: read as 1 disc, now 2" in page.inner_text("#reserves-note")
     page.wait_for_function("document.getElementById('save-state').textContent === 'corrections saved'")
+
+
+def test_with_the_reserves_counted_the_unsure_alternatives_move_a_disc(page, live_server, server_app):
+    position = example_position()
+    for stack in position["stacks"]:
+        if (stack["q"], stack["r"]) in {(1, 0), (0, 1)}:
+            stack["confidence"] = 0.5
+    position["reserves_counted"] = True
+    record = store_example(server_app, position)
+    page.goto(f"{live_server}/a/{record}")
+    page.wait_for_selector("body[data-ready='1']")
+    assert ("The stack at 0,1, read as 2 discs, and the one at 1,0, read as 1 disc: if they have 1 and 2, "
+            "Black: dance 1,0 NE") in answer_text(page)
+    assert "if it has" not in answer_text(page)          # no disc more or less in all: they were counted

@@ -146,3 +146,16 @@ def test_game_over_names_the_winner(client):
     assert answer["game_over"] is True
     assert answer["winner"] == "white" and answer["outcome"]["reason"] == "supply_exhausted"
     assert answer["legal_moves"] == []
+
+
+def test_with_the_reserves_counted_an_unsure_height_is_a_disc_moved_between_unsure_stacks(client):
+    position = example_position()
+    for stack in position["stacks"]:
+        if (stack["q"], stack["r"]) in {(1, 0), (0, 1)}:
+            stack["confidence"] = 0.5              # Black 1-stack at 1,0 and Black 2-stack at 0,1
+    position["reserves_counted"] = True
+    moved = {(tuple(u["at"]), tuple(u["to"]["at"])): (u["read"], u["height"], u["to"]["read"], u["to"]["height"])
+             for u in analyse(client, position)["unsure_heights"]}
+    assert moved == {((0, 1), (1, 0)): (2, 1, 1, 2)}   # never a disc more or less in all
+    del position["reserves_counted"]
+    assert all("to" not in u for u in analyse(client, position)["unsure_heights"])

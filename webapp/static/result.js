@@ -498,11 +498,14 @@
     const part = html("div", {class: "unsure-heights"}, box);
     html("p", {}, part, "The answer depends on the height of unsure stacks (marked ?): check these first.");
     const list = html("ul", {}, part);
+    const discs = (n) => `${n} disc${n === 1 ? "" : "s"}`;
     for (const u of deciding) {
       const answers = changed(u).map((c) => `${NAME[c]}: ${texts(u.forced_dances[c]) || "no forced dance"}`);
       const k = u.at.join(",");
-      const item = html("li", {}, list, `The stack at ${k}, read as ${u.read} disc${u.read === 1 ? "" : "s"}: ` +
-        `if it has ${u.height}, ${answers.join("; ")} `);
+      const item = html("li", {}, list, u.to
+        ? `The stack at ${k}, read as ${discs(u.read)}, and the one at ${u.to.at.join(",")}, read as ` +
+          `${discs(u.to.read)}: if they have ${u.height} and ${u.to.height}, ${answers.join("; ")} `
+        : `The stack at ${k}, read as ${discs(u.read)}: if it has ${u.height}, ${answers.join("; ")} `);
       button(item, "Check it", () => {
         select(k);
         $("editor").scrollIntoView({block: "nearest", behavior: "smooth"});
@@ -614,6 +617,7 @@
       delete stack.chances;
     }
     delete state.model.rest.reserves;
+    delete state.model.rest.reserves_counted;
     delete state.model.rest.tiles_left;
     state.corrections.push({cell: cellOf(k), kind, before, after: describeCell(k), at: new Date().toISOString()});
     update();
