@@ -152,16 +152,21 @@ def dances_a_disc_off(pos, cells):
     for cell in cells:
         discs = pos.stacks[cell]
         for other in (discs[1:], (None,) + discs):
-            if not other:
-                continue
-            try:
-                changed = pos.with_stack(cell, other)
-            except PositionError:
-                continue
-            dances = {c: forced_dances(changed, c) for c in COLOURS}
-            if dances != read:
+            dances = other and _dances_if_changed(read, lambda: pos.with_stack(cell, other))
+            if dances:
                 out.append((cell, len(other), dances))
     return out
+
+
+def _dances_if_changed(read, change):
+    """The forced dances of both colours in ``change()``, or None when they are ``read`` or the
+    changed position cannot occur."""
+    try:
+        changed = change()
+    except PositionError:
+        return None
+    dances = {c: forced_dances(changed, c) for c in COLOURS}
+    return None if dances == read else dances
 
 
 def dances_a_disc_moved(pos, cells):
@@ -184,14 +189,9 @@ def dances_a_disc_moved(pos, cells):
         if not fewer:
             continue
         for cell in cells:
-            if cell == origin:
-                continue
-            try:
-                changed = pos.with_stack(origin, fewer).with_stack(cell, (None,) + pos.stacks[cell])
-            except PositionError:
-                continue
-            dances = {c: forced_dances(changed, c) for c in COLOURS}
-            if dances != read:
+            dances = cell != origin and _dances_if_changed(
+                read, lambda: pos.with_stack(origin, fewer).with_stack(cell, (None,) + pos.stacks[cell]))
+            if dances:
                 out.append((origin, cell, dances))
     return out
 
