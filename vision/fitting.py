@@ -41,12 +41,13 @@ def fit_heights(position: dict, reserves: dict) -> tuple[dict, list]:
     """
     wanted = _discs_on_table(reserves)
     stacks = list(position.get("stacks") or [])
-    free = [k for k, s in enumerate(stacks) if _chances(s)]
-    fixed = sum(len(s["discs"]) for k, s in enumerate(stacks) if k not in free)
-    heights = _likeliest_heights([_chances(stacks[k]) for k in free], wanted - fixed)
+    chances = {k: c for k, s in enumerate(stacks) if (c := _chances(s))}   # the stacks free to change
+    free = list(chances)
+    fixed = sum(len(s["discs"]) for k, s in enumerate(stacks) if k not in chances)
+    heights = _likeliest_heights(list(chances.values()), wanted - fixed)
     if heights is None:
         lowest = fixed + len(free)
-        highest = fixed + sum(len(_chances(stacks[k])) for k in free)
+        highest = fixed + sum(map(len, chances.values()))
         raise FitError(f"with {reserves['white']} white and {reserves['black']} black discs in reserve, "
                        f"{_discs(wanted)} on the table, but the {len(stacks)} stacks read hold "
                        f"{'at least ' + str(lowest) if wanted < lowest else 'at most ' + str(highest)}: "
