@@ -18,6 +18,11 @@ class InputError(ValueError):
         self.details = details   # extra JSON fields, e.g. the link of a stored analysis
 
 
+def sentence(message):
+    """A one-line message of vision's (lower case, no full stop) as a sentence for the user."""
+    return f"{message[:1].upper()}{message[1:]}."
+
+
 def too_large_error(app):
     limit_mb = app.config["MAX_CONTENT_LENGTH"] // (1024 * 1024)
     return InputError(

@@ -12,7 +12,7 @@ import numpy as np
 
 import vision
 
-from .errors import InputError
+from .errors import InputError, sentence
 
 JPEG_QUALITY = 90
 UPLOAD_ERRORS = {   # vision's reason an image cannot be read -> (HTTP status, error code)
@@ -51,8 +51,7 @@ def decode_photo(data, max_pixels, max_side):
         bgr, _ = vision.decode_image(data, reduce_to=max_side, max_pixels=max_pixels)
     except vision.UnreadableImageError as exc:
         status, code = UPLOAD_ERRORS.get(exc.reason, (400, "unreadable_image"))
-        message = str(exc)
-        raise InputError(f"{message[0].upper()}{message[1:]}.", code, status)
+        raise InputError(sentence(str(exc)), code, status)
     height, width = bgr.shape[:2]
     if max(width, height) > max_side:
         scale = max_side / max(width, height)

@@ -9,7 +9,7 @@ import rules
 import vision
 from flask import current_app
 
-from .errors import InputError
+from .errors import InputError, sentence
 
 COLOURS = rules.COLOURS
 MAX_ITEMS = 100   # tiles or stacks in a position sent to us
@@ -130,7 +130,7 @@ def fit_to_reserves(body):
     try:
         fitted, changes = vision.fit_heights({**position, "stacks": stacks}, body.get("reserves"))
     except vision.FitError as exc:
-        raise InputError(f"{str(exc)[0].upper()}{str(exc)[1:]}.", "reserves_not_met", 422)
+        raise InputError(sentence(str(exc)), "reserves_not_met", 422)
     parse_position(fitted)
     return {"position": fitted, "changes": changes}
 
