@@ -12,8 +12,8 @@ prediction calls a tile), World exactly right, stack precision and recall, top-c
 height and full disc order exactly right (over matched stacks), forced-dance sets exactly right
 (both colours, computed by `rules` on the aligned prediction and on the truth), how often they are
 right or are those of a stack flagged uncertain a disc higher or lower (the alternatives the web
-page names; with the reserves given, a disc moved between two such stacks), and what they would be if every found stack had its true height (what height errors
-cost), score exactly right, whole position exactly right, images where no World was found, and
+page names; with the reserves given, a disc moved between two such stacks), and what they would
+be if every found stack had its true height (what height errors cost), score exactly right, whole position exactly right, images where no World was found, and
 the median and 95th percentile seconds per image (wall time of the subprocess, and the CLI's own
 "timing" total), and how often the tiles and stacks vision reads sure and those it flags uncertain
 (its warnings "uncertain-tiles" and "uncertain-stacks") are right; then the confusion of true and
