@@ -13,11 +13,12 @@ height and full disc order exactly right (over matched stacks), forced-dance set
 (both colours, computed by `rules` on the aligned prediction and on the truth), how often they are
 right or are those of a stack flagged uncertain a disc higher or lower (the alternatives the web
 page names; with the reserves given, a disc moved between two such stacks), and what they would
-be if every found stack had its true height (what height errors cost), score exactly right, whole position exactly right, images where no World was found, and
-the median and 95th percentile seconds per image (wall time of the subprocess, and the CLI's own
-"timing" total), and how often the tiles and stacks vision reads sure and those it flags uncertain
-(its warnings "uncertain-tiles" and "uncertain-stacks") are right; then the confusion of true and
-read heights over the found stacks.
+be if every found stack had its true height (what height errors cost), score exactly right,
+whole position exactly right, images where no World was found, and the median and 95th
+percentile seconds per image (wall time of the subprocess, and the CLI's own "timing" total), and
+how often the tiles and stacks vision reads sure and those it flags uncertain (its warnings
+"uncertain-tiles", and "uncertain-stacks" or "fitted-to-reserves") are right; then the confusion
+of true and read heights over the found stacks.
 A failing, crashing or missing vision counts as "no World found", so this runs from day one.
 `--compare EARLIER.json` (an earlier run's --json) also prints, image by image, the counts that
 changed since, and the totals before and after: what a change to vision did.
