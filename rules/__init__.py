@@ -15,8 +15,8 @@ from .engine import (all_dances, analyze, apply_move, dances_a_disc_moved, dance
                      forced_dances, islands, legal_moves, move_from_json, score, winner)
 from .game import Game, Outcome, game_from_json, game_to_json, moves_to_text, parse_moves_text
 from .geometry import DIRECTIONS, STEPS, neighbours
-from .moves import (Dance, Enlarge, LayTile, Move, MoveFormatError, Pass, Place, move_to_json,
-                    parse_move_text)
+from .moves import (Dance, Enlarge, LayTile, Move, MoveFormatError, Pass, Place, dance_to_json,
+                    move_to_json, parse_move_text)
 from .position import (BLACK, COLOURS, WHITE, IllegalMoveError, Position, PositionError,
                        UnknownDiscsError, position_from_json, position_to_json)
 from .sgf import RecordError, game_from_sgf, game_to_sgf
@@ -25,7 +25,7 @@ __all__ = [
     "WHITE", "BLACK", "COLOURS", "DIRECTIONS", "STEPS", "neighbours",
     "Position", "Move", "Dance", "Enlarge", "Place", "Pass", "LayTile",
     "PositionError", "IllegalMoveError", "UnknownDiscsError", "MoveFormatError",
-    "position_from_json", "position_to_json", "move_from_json", "move_to_json", "parse_move_text",
+    "position_from_json", "position_to_json", "move_from_json", "move_to_json", "dance_to_json", "parse_move_text",
     "forced_dances", "all_dances", "dances_a_disc_off", "dances_a_disc_moved", "legal_moves", "apply_move", "islands", "score", "winner", "end_reason", "analyze",
     "Game", "Outcome", "game_from_json", "game_to_json", "moves_to_text", "parse_moves_text",
     "RecordError", "game_from_sgf", "game_to_sgf", "render_ascii",

@@ -43,19 +43,13 @@ def _preview(pos, move, colour):
         "score": rules.score(after),
         "game_over": after.is_game_over(),
         "next_side": after.to_move,
-        "next": [d.text for d in replies],
-        "next_dances": [rules.move_to_json(d) for d in replies],
+        "next_dances": [_dance_json(d) for d in replies],
     }
 
 
 def _build_moves(pos, colour):
     """The moves ``colour`` may make when it has no forced dance (enlarge, place, pass)."""
-    moves = []
-    for move in rules.legal_moves(pos.with_to_move(colour)):
-        obj = rules.move_to_json(move)
-        obj["text"] = move.text
-        moves.append(obj)
-    return moves
+    return [{**rules.move_to_json(move), "text": move.text} for move in rules.legal_moves(pos.with_to_move(colour))]
 
 
 def _priority_note(pos, colour, forced):
@@ -72,7 +66,7 @@ def _priority_note(pos, colour, forced):
 
 def _dance_json(dance):
     """A dance as FORMATS.md writes it, with its notation (``text``) for the page."""
-    return {**rules.move_to_json(dance), "text": dance.text}
+    return {**rules.dance_to_json(dance), "text": dance.text}
 
 
 def _unsure_heights(position_json, pos):
@@ -108,9 +102,7 @@ def answer(position_json):
     result["build_moves"] = {}
     for colour in COLOURS:
         forced = rules.forced_dances(pos, colour)
-        for dance_json, dance in zip(result["forced_dances"][colour], forced):
-            dance_json["text"] = dance.text
-            dance_json["after"] = _preview(pos, dance, colour)
+        result["forced_dances"][colour] = [{**_dance_json(d), "after": _preview(pos, d, colour)} for d in forced]
         result["priority"][colour] = _priority_note(pos, colour, forced)
         result["build_moves"][colour] = [] if forced else _build_moves(pos, colour)
     result["winner"] = rules.winner(result["score"]) or "draw"
@@ -171,9 +163,9 @@ def _read(bgr):
     except vision.NoWorldFoundError as exc:
         raise no_world_error(str(exc).removeprefix("no EXXIT World found: "))
     except vision.UnreadableImageError as exc:
-        raise InputError(str(exc), "unreadable_image", 400)
+        raise InputError(sentence(str(exc)), "unreadable_image", 400)
     except vision.VisionError as exc:
-        raise InputError(str(exc), "unreadable_photo", 422)
+        raise InputError(sentence(str(exc)), "unreadable_photo", 422)
     except Exception:  # a photo vision cannot cope with must not become a 500
         current_app.logger.exception("vision failed on a photo")
         raise InputError("This photo could not be read. Try another angle or better light.",

@@ -36,7 +36,7 @@ def test_forced_dances_carry_notation_preview_and_priority(client):
     stacks = {(s["q"], s["r"]): s["discs"] for s in after["position"]["stacks"]}
     assert stacks[(-2, 0)] == ["white"] and stacks[(-1, 0)] == ["black", "white"]
     assert after["next_side"] == "black"
-    assert after["next"] == ["dance 1,0 NE"]      # Black's forced reply, also drawn as an arrow
+    assert [d["text"] for d in after["next_dances"]] == ["dance 1,0 NE"]  # Black's forced reply, drawn as an arrow
     assert [(d["from"], d["direction"]) for d in after["next_dances"]] == [([1, 0], "NE")]
     assert answer["build_moves"] == {"white": [], "black": []}
 

@@ -563,7 +563,7 @@
           caption.appendChild(document.createTextNode(
             `then White ${dance.after.score.white} · Black ${dance.after.score.black}` +
             (dance.after.game_over ? " (game over)." : ".") +
-            (dance.after.next.length ? ` ${NAME[dance.after.next_side]} must then play ${dance.after.next.join(" or ")}.` : "")));
+            (dance.after.next_dances.length ? ` ${NAME[dance.after.next_side]} must then play ${dance.after.next_dances.map((d) => d.text).join(" or ")}.` : "")));
         } else {
           caption.appendChild(document.createTextNode(
             `no preview: the colours of some discs of the stack at ${dance.from.join(",")} were not read ` +
