@@ -173,6 +173,8 @@ def test_result_page_shows_arrows_score_and_priority(page, live_server, stored):
     assert page.locator("#overlay .dance-arrow").count() == 2
     assert "White 9 · Black 4" in page.inner_text("#score")   # 4×2 + 1 against 1×2 + 1 + 1
     assert page.locator("#previews .preview").count() == 2
+    previews = page.inner_text("#previews")      # each dance's position after it, and the reply it forces
+    assert "Black must then play dance 1,0 NE" in previews and "White must then play dance 2,-1 SW" in previews
     screenshot(page, "example")
 
 
