@@ -3,7 +3,9 @@ loop the stack and tile networks share (tools/train_stack_net.py, tools/train_ti
 PyTorch is a developer-only tool: tools/requirements-train.txt."""
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import time
 from pathlib import Path
 
@@ -57,9 +59,13 @@ class ConvNetTorch(nn.Module):
         return out
 
 
-def train(make_net, x, scalars, labels, epochs: int, seed: int, augment, batch=64, log=None) -> nn.Module:
+def train(make_net, x, scalars, labels, epochs: int, seed: int, augment, batch=64, log=None,
+          checkpoint: Path | None = None) -> nn.Module:
     """A network (`make_net()`) fitted to pictures x (N, C, H, W), their numbers and labels, each
-    batch as `augment(x, scalars, rng)` shows it; AdamW with a one-cycle learning rate."""
+    batch as `augment(x, scalars, rng)` shows it; AdamW with a one-cycle learning rate.
+    With a `checkpoint` file the whole training state is saved there after every epoch, and a
+    training of the same labels, epochs and seed goes on from the last epoch saved: one cut short
+    (the end of a session) loses at most an epoch. A checkpoint of another training is refused."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     net = make_net()
@@ -67,7 +73,23 @@ def train(make_net, x, scalars, labels, epochs: int, seed: int, augment, batch=6
     steps = epochs * ((len(labels) + batch - 1) // batch)
     schedule = torch.optim.lr_scheduler.OneCycleLR(opt, 3e-3, total_steps=steps)
     target = torch.from_numpy(np.asarray(labels, np.int64))
-    for epoch in range(epochs):
+    identity = {"labels": hashlib.sha256(np.asarray(labels, np.int64).tobytes()).hexdigest(),
+                "epochs": epochs, "seed": seed, "batch": batch}
+    start = 0
+    if checkpoint is not None and checkpoint.exists():
+        saved = torch.load(checkpoint, weights_only=False)
+        if saved["identity"] != identity:
+            raise SystemExit(f"{checkpoint} is the checkpoint of another training (other photos, epochs or "
+                             "seed): remove it or choose another --checkpoints folder")
+        net.load_state_dict(saved["net"])
+        opt.load_state_dict(saved["opt"])
+        schedule.load_state_dict(saved["schedule"])
+        rng.bit_generator.state = saved["rng"]
+        torch.set_rng_state(saved["torch_rng"])
+        start = saved["epoch"]
+        if log and start < epochs:
+            log(f"    resumed from {checkpoint} after epoch {start}")
+    for epoch in range(start, epochs):
         net.train()
         t0, total = time.time(), 0.0
         order = rng.permutation(len(labels))
@@ -80,9 +102,27 @@ def train(make_net, x, scalars, labels, epochs: int, seed: int, augment, batch=6
             opt.step()
             schedule.step()
             total += loss.item() * len(b)
+        if checkpoint is not None:
+            _save_checkpoint(checkpoint, {"identity": identity, "epoch": epoch + 1, "net": net.state_dict(),
+                                          "opt": opt.state_dict(), "schedule": schedule.state_dict(),
+                                          "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state()})
         if log:
             log(f"    epoch {epoch + 1}/{epochs}: loss {total / len(labels):.4f} ({time.time() - t0:.0f} s)")
     return net.eval()
+
+
+def _save_checkpoint(path: Path, state: dict) -> None:
+    """Write `state` whole or not at all (a training killed while saving keeps the previous epoch's)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(path.name + ".part")
+    torch.save(state, part)
+    os.replace(part, path)
+
+
+def checkpoint_file(checkpoints: Path | None, name: str, training: str) -> Path | None:
+    """Where the training `training` ("fold1of3", "final") of the network `name` keeps its
+    checkpoint in the folder `checkpoints` (None: no checkpoints)."""
+    return None if checkpoints is None else checkpoints / f"{name}-{training}.pt"
 
 
 def chances(net: nn.Module, x, scalars) -> np.ndarray:
@@ -92,14 +132,17 @@ def chances(net: nn.Module, x, scalars) -> np.ndarray:
                                for i in range(0, len(x), 256)])
 
 
-def out_of_fold_chances(make_net, x, scalars, labels, group, folds: int, epochs: int, augment) -> np.ndarray:
+def out_of_fold_chances(make_net, x, scalars, labels, group, folds: int, epochs: int, augment,
+                        checkpoints: Path | None = None, name: str = "net") -> np.ndarray:
     """(N, outputs) chances of each sample from a network trained without its photo's fold (the
-    photos `group` dealt at random into `folds` folds)."""
+    photos `group` dealt at random into `folds` folds); each fold's training checkpointed in
+    `checkpoints` (checkpoint_file) if given."""
     fold = np.random.default_rng(0).permutation(group.max() + 1)[group] % folds
     p = None
     for k in range(folds):
         print(f"  fold {k + 1}/{folds}", flush=True)
-        net = train(make_net, x[fold != k], scalars[fold != k], labels[fold != k], epochs, seed=k, augment=augment)
+        net = train(make_net, x[fold != k], scalars[fold != k], labels[fold != k], epochs, seed=k, augment=augment,
+                    checkpoint=checkpoint_file(checkpoints, name, f"fold{k + 1}of{folds}"))
         got = chances(net, x[fold == k], scalars[fold == k])
         if p is None:
             p = np.zeros((len(labels), got.shape[1]))
@@ -108,12 +151,15 @@ def out_of_fold_chances(make_net, x, scalars, labels, group, folds: int, epochs:
 
 
 def train_and_write(make_net, x, scalars, labels, epochs: int, seed: int, augment, out_dir: Path, name: str,
-                    calibration: dict, scalar_mean=None, scalar_scale=None, prior_ratio=None) -> None:
+                    calibration: dict, scalar_mean=None, scalar_scale=None, prior_ratio=None,
+                    checkpoints: Path | None = None) -> None:
     """Train the network on everything and write what vision loads: OUT_DIR/NAME.npz (see
     ConvNetTorch.numpy_weights) and OUT_DIR/NAME.calibration.json (the tables `calibration`).
-    `prior_ratio` (per output) multiplies the chances the network gives (vision.convnet.with_prior_ratio)."""
+    `prior_ratio` (per output) multiplies the chances the network gives (vision.convnet.with_prior_ratio).
+    The training is checkpointed in `checkpoints` (checkpoint_file) if given."""
     print("  training on everything", flush=True)
-    net = train(make_net, x, scalars, labels, epochs, seed=seed, augment=augment, log=lambda m: print(m, flush=True))
+    net = train(make_net, x, scalars, labels, epochs, seed=seed, augment=augment, log=lambda m: print(m, flush=True),
+                checkpoint=checkpoint_file(checkpoints, name, "final"))
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / f"{name}.npz"
     weights = net.numpy_weights(scalar_mean, scalar_scale)

@@ -61,7 +61,8 @@ def main(argv=None):
     def tile_net():
         return ConvNetTorch(CHANNELS, TILE_PX, TILE_PX, evidence.shape[1], 2, channels=(16, 32, 64), hidden=64)
 
-    p = out_of_fold_chances(tile_net, x, scalars, labels, group, args.folds, args.epochs, augmented)[:, 1]
+    p = out_of_fold_chances(tile_net, x, scalars, labels, group, args.folds, args.epochs, augmented,
+                            args.checkpoints, "tile_net")[:, 1]
     read = p > 0.5
     print(f"  {args.folds}-fold cross-validation, grouped by photo:")
     for name, sel in tilt_bands(tilt):
@@ -71,7 +72,7 @@ def main(argv=None):
               f"precision {found / max(read[sel].sum(), 1):.4f}  recall {found / max(truth.sum(), 1):.4f}")
     calibration = {"tile": calibration_table(np.maximum(p, 1 - p), (read == (labels > 0)).astype(float))}
     train_and_write(tile_net, x, scalars, labels, args.epochs, args.folds, augmented, args.out_dir, "tile_net",
-                    calibration, mean, scale)
+                    calibration, mean, scale, checkpoints=args.checkpoints)
 
 
 if __name__ == "__main__":

@@ -42,13 +42,16 @@ TILT_BANDS = (("all", 0, 90), ("tilt 0-15", 0, 15), ("tilt 15-35", 15, 35), ("ti
 
 def trainer_args(argv, description: str, epochs: int, variants: str, variants_help: str):
     """The arguments a network trainer takes (folders of renders, --out-dir, --folds, --epochs,
-    --threads, --variants), parsed: the measuring sets refused, the variants checked."""
+    --threads, --variants, --checkpoints), parsed: the measuring sets refused, the variants checked."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("folders", nargs="+", type=Path)
     ap.add_argument("--out-dir", type=Path, default=MODEL_DIR)
     ap.add_argument("--folds", type=int, default=3)
     ap.add_argument("--epochs", type=int, default=epochs)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--checkpoints", type=Path, metavar="DIR",
+                    help="save every training (each fold's, the final one) in DIR after each epoch, and go on "
+                         "from there when run again: a training cut short loses at most an epoch")
     ap.add_argument("--variants", default=variants,
                     help=f"comma-separated, of {sorted(VARIANTS)} ('' is the photo as it is{variants_help})")
     args = ap.parse_args(argv)
