@@ -44,7 +44,8 @@ SCHEMAS = {
                        "perimeter": {"type": "boolean"},
                        "text": {"type": "string", "description": "move notation"},
                        "after": {"type": "object", "description":
-                                 "position, score and game_over after the dance, or unknown"}},
+                                 "position, score and game_over after the dance, next_side and "
+                                 "next_dances (its forced replies); or unknown"}},
     },
     "Analysis": {
         "type": "object", "description": "the `rules analyze` JSON of FORMATS.md, plus page extras",
