@@ -74,13 +74,13 @@ def train(make_net, x, scalars, labels, epochs: int, seed: int, augment, batch=6
     schedule = torch.optim.lr_scheduler.OneCycleLR(opt, 3e-3, total_steps=steps)
     target = torch.from_numpy(np.asarray(labels, np.int64))
     identity = {"labels": hashlib.sha256(np.asarray(labels, np.int64).tobytes()).hexdigest(),
-                "epochs": epochs, "seed": seed, "batch": batch}
+                "inputs": _inputs_digest(x, scalars), "epochs": epochs, "seed": seed, "batch": batch}
     start = 0
     if checkpoint is not None and checkpoint.exists():
         saved = torch.load(checkpoint, weights_only=False)
         if saved["identity"] != identity:
-            raise SystemExit(f"{checkpoint} is the checkpoint of another training (other photos, epochs or "
-                             "seed): remove it or choose another --checkpoints folder")
+            raise SystemExit(f"{checkpoint} is the checkpoint of another training (other photos or crops, epochs "
+                             "or seed): remove it or choose another --checkpoints folder")
         net.load_state_dict(saved["net"])
         opt.load_state_dict(saved["opt"])
         schedule.load_state_dict(saved["schedule"])
@@ -109,6 +109,16 @@ def train(make_net, x, scalars, labels, epochs: int, seed: int, augment, batch=6
         if log:
             log(f"    epoch {epoch + 1}/{epochs}: loss {total / len(labels):.4f} ({time.time() - t0:.0f} s)")
     return net.eval()
+
+
+def _inputs_digest(x, scalars) -> str:
+    """A digest of the inputs' shape and of about a thousand of them, all their scalars: crops cut
+    by other code, with the same labels, must not resume a checkpoint (hashing them all would take
+    as long as an epoch)."""
+    digest = hashlib.sha256(repr(np.shape(x)).encode())
+    digest.update(np.ascontiguousarray(x[::max(1, len(x) // 1000)], np.float32).tobytes())
+    digest.update(np.ascontiguousarray(scalars, np.float32).tobytes())
+    return digest.hexdigest()
 
 
 def _save_checkpoint(path: Path, state: dict) -> None:

@@ -91,6 +91,9 @@ def test_the_checkpoint_of_another_training_is_refused(tmp_path):
     with pytest.raises(SystemExit, match="checkpoint of another training"):
         convnet_torch.train(small_net, x, scalars, labels, epochs=3, seed=1, augment=augment_killed_at(None),
                             batch=16, checkpoint=checkpoint)
+    with pytest.raises(SystemExit, match="checkpoint of another training"):   # crops cut by changed code
+        convnet_torch.train(small_net, x * 0.5, scalars, labels, epochs=1, seed=1, augment=augment_killed_at(None),
+                            batch=16, checkpoint=checkpoint)
 
 
 def test_each_fold_and_the_final_training_has_its_own_checkpoint(tmp_path):
