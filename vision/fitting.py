@@ -42,11 +42,10 @@ def fit_heights(position: dict, reserves: dict) -> tuple[dict, list]:
     wanted = _discs_on_table(reserves)
     stacks = list(position.get("stacks") or [])
     chances = {k: c for k, s in enumerate(stacks) if (c := _chances(s))}   # the stacks free to change
-    free = list(chances)
     fixed = sum(len(s["discs"]) for k, s in enumerate(stacks) if k not in chances)
     heights = _likeliest_heights(list(chances.values()), wanted - fixed)
     if heights is None:
-        lowest = fixed + len(free)
+        lowest = fixed + len(chances)
         highest = fixed + sum(map(len, chances.values()))
         raise FitError(f"with {reserves['white']} white and {reserves['black']} black discs in reserve, "
                        f"{_discs(wanted)} on the table, but the {len(stacks)} stacks read hold "
@@ -54,7 +53,7 @@ def fit_heights(position: dict, reserves: dict) -> tuple[dict, list]:
                        "check the reserves, or add or remove the stacks that are wrong")
     fitted = [{**s, "discs": list(s["discs"])} for s in stacks]
     changed = {}
-    for k, height in zip(free, heights):
+    for k, height in zip(chances, heights):
         read = len(fitted[k]["discs"])
         if height != read:
             discs = fitted[k]["discs"]

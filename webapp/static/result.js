@@ -9,11 +9,13 @@
   const NAME = {white: "White", black: "Black"};
   const LETTER = {white: "W", black: "B"};
   const HEX = 30;                 // diagram hex radius in SVG units
-  const MAX_HEIGHT = 16;
+  const SET_DISCS = 16;           // 8 of each colour
+  const MAX_HEIGHT = SET_DISCS;   // a stack of every disc
 
   const $ = (id) => document.getElementById(id);
   const record = JSON.parse($("record").textContent);
   const key = (q, r) => `${q},${r}`;
+  const counted = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
   const cellOf = (k) => k.split(",").map(Number);
   const timings = window.exxitTimings = {corrections: []};
   window.exxitState = () => ({position: modelToJSON(state.model), analysis: state.analysis});
@@ -498,14 +500,13 @@
     const part = html("div", {class: "unsure-heights"}, box);
     html("p", {}, part, "The answer depends on the height of unsure stacks (marked ?): check these first.");
     const list = html("ul", {}, part);
-    const discs = (n) => `${n} disc${n === 1 ? "" : "s"}`;
     for (const u of deciding) {
       const answers = changed(u).map((c) => `${NAME[c]}: ${texts(u.forced_dances[c]) || "no forced dance"}`);
       const k = u.at.join(",");
       const item = html("li", {}, list, u.to
-        ? `The stack at ${k}, read as ${discs(u.read)}, and the one at ${u.to.at.join(",")}, read as ` +
-          `${discs(u.to.read)}: if they have ${u.height} and ${u.to.height}, ${answers.join("; ")} `
-        : `The stack at ${k}, read as ${discs(u.read)}: if it has ${u.height}, ${answers.join("; ")} `);
+        ? `The stack at ${k}, read as ${counted(u.read, "disc")}, and the one at ${u.to.at.join(",")}, read as ` +
+          `${counted(u.to.read, "disc")}: if they have ${u.height} and ${u.to.height}, ${answers.join("; ")} `
+        : `The stack at ${k}, read as ${counted(u.read, "disc")}: if it has ${u.height}, ${answers.join("; ")} `);
       button(item, "Check it", () => {
         select(k);
         $("editor").scrollIntoView({block: "nearest", behavior: "smooth"});
@@ -581,8 +582,8 @@
     const lowTiles = [...editableCells(state.model)].filter(doubtfulCell).length;
     const lowStacks = [...state.model.stacks.keys()].filter(doubtfulStack).length;
     if (lowTiles || lowStacks) {
-      html("li", {}, list, `Unsure: ${lowTiles} cell${lowTiles === 1 ? "" : "s"} and ${lowStacks} ` +
-        `stack${lowStacks === 1 ? "" : "s"} (marked ?). Check them and tap to correct.`);
+      html("li", {}, list, `Unsure: ${counted(lowTiles, "cell")} and ${counted(lowStacks, "stack")} ` +
+        "(marked ?). Check them and tap to correct.");
     }
     for (const w of record.reading.warnings || []) {
       if (typeof w === "string") html("li", {}, list, w);
@@ -714,8 +715,8 @@
   // ---- heights fitted to the reserves the players count ---------------------------------------
   function describeFit(change) {
     const parts = [];
-    if (change.height !== change.read) parts.push(`read as ${change.read} disc${change.read === 1 ? "" : "s"}, now ${change.height}`);
-    if (change.unread) parts.push(`${change.unread} side colour${change.unread === 1 ? "" : "s"} left unread`);
+    if (change.height !== change.read) parts.push(`read as ${counted(change.read, "disc")}, now ${change.height}`);
+    if (change.unread) parts.push(`${counted(change.unread, "side colour")} left unread`);
     return `the stack at ${change.at.join(",")}: ${parts.join(", ")}`;
   }
 
@@ -726,24 +727,31 @@
     }
   }
 
+  // The discs each side has in reserve as chosen in the form, or null while a count is not chosen.
+  function chosenReserves() {
+    const chosen = SIDES.map((colour) => $(`reserve-${colour}`).value);
+    return chosen.includes("") ? null : {white: Number(chosen[0]), black: Number(chosen[1])};
+  }
+
+  const discsOnTable = (reserves) => SET_DISCS - reserves.white - reserves.black;
+
   // Whether the stacks hold the discs the reserves counted leave on the table; after a fit, what it changed.
   function renderReservesNote() {
-    const chosen = SIDES.map((colour) => $(`reserve-${colour}`).value);
+    const reserves = chosenReserves();
     const note = $("reserves-note");
-    if (chosen.includes("")) { note.textContent = state.fitNote; return; }
-    const wanted = 16 - Number(chosen[0]) - Number(chosen[1]);
+    if (!reserves) { note.textContent = state.fitNote; return; }
+    const wanted = discsOnTable(reserves);
     const held = [...state.model.stacks.values()].reduce((n, stack) => n + stack.discs.length, 0);
     note.textContent = held === wanted ? (state.fitNote || `The stacks hold the ${wanted} discs on the table.`)
-      : `The stacks hold ${held} disc${held === 1 ? "" : "s"}, but with these reserves ${wanted} are on the table: ` +
+      : `The stacks hold ${counted(held, "disc")}, but with these reserves ${wanted} are on the table: ` +
         "fit the heights (the stacks you corrected keep theirs), or check the counts.";
   }
 
   async function fitHeights(event) {
     event.preventDefault();
     const note = $("reserves-note");
-    const chosen = SIDES.map((colour) => $(`reserve-${colour}`).value);
-    if (chosen.includes("")) { note.textContent = "Choose both counts first."; return; }
-    const reserves = {white: Number(chosen[0]), black: Number(chosen[1])};
+    const reserves = chosenReserves();
+    if (!reserves) { note.textContent = "Choose both counts first."; return; }
     let response, body;
     try {
       response = await fetch("/api/fit-heights", {
@@ -758,7 +766,7 @@
     if (!response.ok) { note.textContent = body.error; return; }
     state.history.push(cloneModel(state.model));
     state.model = modelFromJSON(body.position);
-    const onTable = 16 - reserves.white - reserves.black;
+    const onTable = discsOnTable(reserves);
     state.fitNote = body.changes.length
       ? `Fitted to ${onTable} discs on the table: ${body.changes.map(describeFit).join("; ")}. Marked ?: check them.`
       : `The stacks as they are hold the ${onTable} discs on the table: nothing to change.`;
