@@ -92,3 +92,16 @@ def test_an_unknown_tilt_band_is_refused_with_the_bands_there_are(tmp_path, caps
         raise AssertionError("an unknown tilt band was accepted")
     assert "0-15" in capsys.readouterr().err
     assert not (tmp_path / "plan.json").exists()
+
+
+def test_second_views_show_the_same_scene_from_another_side_at_35_to_60_degrees(tmp_path):
+    specs = plan.make_plan(6, seed=3)
+    source = tmp_path / "plan.json"
+    source.write_text(json.dumps(specs))
+    plan.main(["--second-views", str(source), "--seed", "9", "--out", str(tmp_path / "second.json")])
+    second = json.loads((tmp_path / "second.json").read_text())
+    assert [s["name"] for s in second] == [s["name"] for s in specs]
+    for first, other in zip(specs, second):
+        assert other["tilt_band"] == "35-60" and 45 <= abs(other["azimuth_offset_deg"]) <= 135
+        same = lambda spec: {k: v for k, v in spec.items() if k not in ("tilt_band", "azimuth_offset_deg")}
+        assert same(other) == same(json.loads(json.dumps(first)))

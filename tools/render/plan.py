@@ -99,8 +99,14 @@ def main(argv=None):
                          "(e.g. hole,tall-stack for a training set rich in the rare cases; any = none)")
     ap.add_argument("--phases", help=f"keep only these phases (comma-separated, of {','.join(PHASES)})")
     ap.add_argument("--tilts", help=f"keep only these tilt bands (comma-separated, of {','.join(TILT_BANDS)})")
+    ap.add_argument("--second-views", metavar="PLAN",
+                    help="instead of new positions: a second photo of every spec of PLAN, the same scene "
+                         "from another side at 35-60° (bench/vision_accuracy.py --second-photos)")
     ap.add_argument("--out", default=str(HERE / "sample_plan.json"))
     args = ap.parse_args(argv)
+    if args.second_views:
+        write_plan(second_views(json.loads(Path(args.second_views).read_text()), args.seed), args.out)
+        return
     wants = [None if w == "any" else w for w in args.wants.split(",")]
     unknown = set(wants) - set(WANTS) - set(EXTRA_WANTS)
     if unknown:
@@ -114,10 +120,22 @@ def main(argv=None):
             if set(kept) - set(choices):
                 ap.error(f"unknown --{option} {sorted(set(kept) - set(choices))}: choose from {choices}")
             specs = [s for s in specs if s[field] in kept]
-    out = Path(args.out)
+    write_plan(specs, args.out)
+
+
+def second_views(specs, seed):
+    """The same specs seen from another side: at 35-60° of tilt, the camera turned 45-135° either way
+    about the table (the scene, its light and the phone's processing stay those of the spec)."""
+    rng = np.random.default_rng([seed, 2])
+    return [{**spec, "tilt_band": "35-60", "azimuth_offset_deg": round(float(rng.choice([-1, 1]) * rng.uniform(45, 135)), 1)}
+            for spec in specs]
+
+
+def write_plan(specs, out):
+    out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(specs, indent=1) + "\n")
-    print(f"{len(specs)} specs -> {args.out}")
+    print(f"{len(specs)} specs -> {out}")
 
 
 if __name__ == "__main__":

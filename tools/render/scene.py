@@ -487,7 +487,7 @@ class Builder:
         band = self.spec["tilt_band"]
         lo, hi = {"0-15": (0, 15), "15-35": (15, 35), "35-60": (35, 60)}[band]
         self.tilt = self.u(lo, hi)
-        self.azimuth = self.u(0, 360)
+        self.azimuth = (self.u(0, 360) + self.spec.get("azimuth_offset_deg", 0.0)) % 360
         self.roll = float(np.clip(self.rng.normal(0, 2.0), -5, 5))
         self.hfov = self.u(55, 80)
         K = geometry.intrinsics(W, H, self.hfov)
