@@ -273,9 +273,12 @@ def summarise(rows: list[dict]) -> dict:
 
 
 # ------------------------------------------------------------------ running the CLI
-def run_vision(image: Path, profile: str | None, timeout: float, python: str, reserves: dict | None = None):
+def run_vision(image: Path, profile: str | None, timeout: float, python: str, reserves: dict | None = None,
+               second: Path | None = None):
     """(prediction JSON or None, wall seconds, in-process seconds or None, note)."""
     cmd = [python, "-m", "vision", "analyze", str(image), "--json"]
+    if second:
+        cmd += ["--second-photo", str(second)]
     if profile:
         cmd += ["--profile", profile]
     if reserves:
@@ -384,6 +387,9 @@ def main(argv=None):
     ap.add_argument("--compare", metavar="EARLIER", help="an earlier run's --json: print what changed since")
     ap.add_argument("--reserves-from-truth", action="store_true",
                     help="give vision the true reserves, as players who count theirs would")
+    ap.add_argument("--second-photos", metavar="DIR",
+                    help="read each photo together with the photo of the same name in DIR (another "
+                         "view of the same table: tools/render/plan.py --second-views)")
     ap.add_argument("--by", default="tilt_band,edition",
                     help=f"comma-separated truth fields to group the images by, a table each ({', '.join(GROUP_KEYS)})")
     args = ap.parse_args(argv)
@@ -391,8 +397,9 @@ def main(argv=None):
     if not keys or set(keys) - set(GROUP_KEYS):
         sys.exit(f"vision_accuracy: --by takes some of {', '.join(GROUP_KEYS)}, not {args.by!r}")
     folder = Path(args.folder)
-    if not folder.is_dir():
-        sys.exit(f"vision_accuracy: {folder} is not a folder")
+    for given in (folder, args.second_photos):
+        if given and not Path(given).is_dir():
+            sys.exit(f"vision_accuracy: {given} is not a folder")
     earlier = None
     if args.compare:
         try:
@@ -407,7 +414,8 @@ def main(argv=None):
         meta = truth.get("meta", {})
         profile = None if args.no_profile else meta.get("edition")
         reserves = truth["position"].get("reserves") if args.reserves_from_truth else None
-        pred, wall, inner, note = run_vision(image, profile, args.timeout, args.python, reserves)
+        second = Path(args.second_photos) / image.name if args.second_photos else None
+        pred, wall, inner, note = run_vision(image, profile, args.timeout, args.python, reserves, second)
         row = score_image(truth["position"], pred)
         row.update({"name": image.stem, "wall_s": wall, "vision_s": inner, "note": note,
                     **{key: meta.get(key, "?") for key in GROUP_KEYS}})

@@ -1,4 +1,5 @@
-"""`python -m vision analyze PHOTO [--profile SET.json] [--debug OUT.png] [--json] [--reserves W,B]`.
+"""`python -m vision analyze PHOTO [--second-photo PHOTO2] [--profile SET.json] [--debug OUT.png] [--json]
+[--reserves W,B]`.
 
 Exit codes: 0 success, 2 unreadable or invalid input, 3 no EXXIT World found.
 """
@@ -43,6 +44,9 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     an = sub.add_parser("analyze", help="print the position seen in PHOTO as exxit-position/1 JSON")
     an.add_argument("photo")
+    an.add_argument("--second-photo", metavar="PHOTO2",
+                    help="another photo of the same table from another side (35-60° from vertical reads "
+                         "heights best): every stack both photos show is read from both")
     an.add_argument("--profile", help="set profile: a JSON file or an edition name "
                                       "(jactalea-red-black, silver-red, black-white)")
     an.add_argument("--debug", metavar="OUT.png", help="also write the debug overlay image")
@@ -52,10 +56,12 @@ def main(argv=None) -> int:
                          "stacks' heights are fitted to the discs that are then on the table (the "
                          "debug overlay shows them as read)")
     args = parser.parse_args(argv)
-    from . import analyze_photo
+    from . import add_second_photo, analyze_photo
     from .loading import load_image
     try:
         reading = analyze_photo(args.photo, profile=args.profile)
+        if args.second_photo:
+            reading = add_second_photo(reading, args.second_photo, profile=args.profile)
         obj = reading.to_json()
         if args.reserves:
             obj = fitted_to_reserves(obj, args.reserves)

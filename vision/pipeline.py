@@ -17,7 +17,7 @@ from .loading import DETAIL_LONG_SIDE, LoadedImage, load_image
 from .profile import load_profile
 from .reading import PhotoReading
 from .sanity import sanity_warnings, warning_cells
-from .stacks import CONFIDENT as STACK_CONFIDENT, EdgeMap, read_stacks
+from .stacks import CONFIDENT as STACK_CONFIDENT, EdgeMap, StackReading, read_stacks
 from .tiles import (CONFIDENT as TILE_CONFIDENT, TileReading, candidate_cells, classify_tiles, outline_support,
                     read_tiles)
 
@@ -58,10 +58,29 @@ def analyze_photo(source, profile=None) -> PhotoReading:
     lap("cells_s")
     tiles.cells = {c: rd for c, rd in tiles.cells.items() if c in relevant}
     origin = _origin(tiles.tiles)
+    warnings = reading_warnings(tiles, stacks, origin)
+    tilt = geo.camera.tilt_deg
+    if tilt < STEEP_VIEW_DEG and any(s.height_confidence < STACK_CONFIDENT for s in stacks.stacks.values()):
+        warnings.append({"code": "view-from-above", "cells": [],
+                         "message": f"photographed from nearly straight above ({tilt:.0f}° from vertical), where "
+                                    "a stack's height hardly shows; a photo taken at 30-45° reads heights better"})
+    if ignored:
+        warnings.append({"code": "ignored-tiles", "cells": warning_cells((c[0] - origin[0], c[1] - origin[1]) for c in ignored),
+                         "message": f"{len(ignored)} tile(s) well away from the World ignored "
+                                    "(the supply or spare pieces?)"})
+    timing["total_s"] = time.perf_counter() - t0
+    return PhotoReading(tiles=tiles, stacks=stacks, geometry=geo, colours=colours, profile=profile,
+                        image_size=image.size, origin=origin, warnings=warnings, timing=timing)
+
+
+def reading_warnings(tiles: TileReading, stacks: StackReading, origin) -> list:
+    """The sanity warnings of a reading (sanity_warnings), with its uncertain tiles and stacks, the
+    stacks lowered to keep to the set and the tiles added to complete the diamond; cells as the
+    reading reports them (`origin` at (0, 0))."""
+    moved = lambda c: (c[0] - origin[0], c[1] - origin[1])
+    shift = lambda cs: [moved(c) for c in cs]
     uncertain_tiles = [c for c, rd in tiles.cells.items() if rd.confidence < TILE_CONFIDENT]
     uncertain_stacks = [c for c, s in stacks.stacks.items() if s.confidence < STACK_CONFIDENT]
-    moved = lambda c: (c[0] - origin[0], c[1] - origin[1])               # as the reading reports a cell
-    shift = lambda cs: [moved(c) for c in cs]
     warnings = sanity_warnings({moved(c): v for c, v in tiles.tiles.items()},
                                {moved(c): tuple(s.discs) for c, s in stacks.stacks.items()},
                                shift(uncertain_tiles), shift(uncertain_stacks))
@@ -73,18 +92,7 @@ def analyze_photo(source, profile=None) -> PhotoReading:
         warnings.append({"code": "added-to-the-diamond", "cells": warning_cells(shift(tiles.added)),
                          "message": f"{len(tiles.added)} tile(s) the photo shows only faintly read as tiles, as every "
                                     "game has at least 2 tiles of each colour; please check"})
-    tilt = geo.camera.tilt_deg
-    if tilt < STEEP_VIEW_DEG and any(s.height_confidence < STACK_CONFIDENT for s in stacks.stacks.values()):
-        warnings.append({"code": "view-from-above", "cells": [],
-                         "message": f"photographed from nearly straight above ({tilt:.0f}° from vertical), where "
-                                    "a stack's height hardly shows; a photo taken at 30-45° reads heights better"})
-    if ignored:
-        warnings.append({"code": "ignored-tiles", "cells": warning_cells(shift(ignored)),
-                         "message": f"{len(ignored)} tile(s) well away from the World ignored "
-                                    "(the supply or spare pieces?)"})
-    timing["total_s"] = time.perf_counter() - t0
-    return PhotoReading(tiles=tiles, stacks=stacks, geometry=geo, colours=colours, profile=profile,
-                        image_size=image.size, origin=origin, warnings=warnings, timing=timing)
+    return warnings
 
 
 @dataclass

@@ -330,6 +330,27 @@ def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
     return reading
 
 
+def read_at_heights(reading: StackReading, colours: ColourModel, geo: WorldGeometry, profile: SetProfile,
+                    chances: dict) -> StackReading:
+    """`reading` with each stack of `chances` ({cell: chances of heights 1..MAX_READ}, e.g. two
+    photos' combined) at its likeliest height under them, its colours read again where the height
+    changes and its height confidence that chance; then kept to the set (keep_to_the_set)."""
+    heights = {c: tuple(chances.get(c, st.height_chances)) for c, st in reading.stacks.items()}
+
+    def read(cell, height, shift):
+        old = reading.stacks[cell]
+        if height == old.height and cell not in chances:
+            return old
+        st = old if height == old.height else _read_colours(colours, geo, profile, cell, height, old.on_tile, shift)
+        confidence = round(heights[cell][height - 1], 3)
+        return replace(st, height_chances=heights[cell], height_confidence=confidence,
+                       confidence=round(min(confidence, st.top_confidence), 3))
+
+    stacks = {c: read(c, int(np.argmax(heights[c])) + 1, st.shift_mm) for c, st in reading.stacks.items()}
+    lowered = keep_to_the_set(stacks, {c: np.array([0.0, *p]) for c, p in heights.items()}, read)
+    return replace(reading, stacks=stacks, lowered=sorted(set(reading.lowered) | set(lowered)))
+
+
 def keep_to_the_set(stacks: dict, chances: dict, read) -> list:
     """While the reading holds more discs of a colour (or in all) than a set has (RULES.md §3),
     make the change that costs least: lower a stack by a disc (what the stack network loses) or

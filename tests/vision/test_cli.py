@@ -39,6 +39,26 @@ def test_analyze_prints_position_with_image_block(photo, tmp_path):
     assert cv2.imread(str(debug)) is not None
 
 
+def test_a_second_photo_from_another_side_is_read_with_the_first(photo, tmp_path):
+    tiles, stacks = midgame()
+    img, _ = render(Scene(tiles=tiles, stacks=stacks, tilt_deg=50, yaw_deg=140))
+    second = tmp_path / "side.png"
+    cv2.imwrite(str(second), img)
+    alone = json.loads(run("analyze", str(photo), "--json").stdout)
+    res = run("analyze", str(photo), "--second-photo", str(second), "--json")
+    assert res.returncode == 0, res.stderr
+    both = json.loads(res.stdout)
+    assert both["tiles"] == alone["tiles"]
+    assert [(s["q"], s["r"]) for s in both["stacks"]] == [(s["q"], s["r"]) for s in alone["stacks"]]
+    assert "second-photo-unused" not in {w["code"] for w in both["warnings"]}
+    assert both["timing"]["second_photo_s"] > 0
+    bad = tmp_path / "bad.jpg"
+    bad.write_bytes(b"\xff\xd8\xff garbage")
+    res = run("analyze", str(photo), "--second-photo", str(bad))
+    assert res.returncode == 2 and res.stderr.startswith("vision: the second photo: ")
+    assert res.stderr.count("\n") == 1
+
+
 def test_exit_codes_and_one_line_messages(tmp_path):
     bad = tmp_path / "bad.jpg"
     bad.write_bytes(b"\xff\xd8\xff garbage")

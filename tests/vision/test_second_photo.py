@@ -1,0 +1,108 @@
+"""A second photo of the same table, from another side, read together with the first
+(vision/second_photo.py), on Blender renders: sample_images/second-photos/NAME.jpg shows the scene
+of sample_images/NAME.jpg from another side at 35-60° (tools/render/plan.py --second-views)."""
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+import vision
+from vision.hexgrid import plane_to_cell
+from vision.second_photo import DifferentWorldError, place_second
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
+FROM_ABOVE = "s018-finished-redblack-tilt0_15"       # four of its ten stacks read a disc off alone
+
+
+def _heights_right(reading, name) -> int:
+    """How many of the sample's stacks the reading has at their true height."""
+    truth = json.loads((SAMPLES / f"{name}.json").read_text())
+    geo = reading.geometry
+    to_ours = {(c["q"], c["r"]): plane_to_cell(*geo.work_to_plane(np.array([c["pixel"]]) * geo.scale)[0])
+               for c in truth["pixels"]["cells"]}
+    stacks = reading.stacks.stacks
+    return sum(1 for s in truth["position"]["stacks"]
+               if (st := stacks.get(to_ours[(s["q"], s["r"])])) is not None and st.height == len(s["discs"]))
+
+
+@pytest.fixture(scope="module")
+def first():
+    return vision.analyze_photo(SAMPLES / f"{FROM_ABOVE}.jpg")
+
+
+@pytest.fixture(scope="module")
+def both(first):
+    return vision.add_second_photo(first, SAMPLES / "second-photos" / f"{FROM_ABOVE}.jpg")
+
+
+def test_a_second_photo_from_the_side_mends_heights_a_photo_from_above_misreads(first, both):
+    alone, together = _heights_right(first, FROM_ABOVE), _heights_right(both, FROM_ABOVE)
+    stacks = len(json.loads((SAMPLES / f"{FROM_ABOVE}.json").read_text())["position"]["stacks"])
+    assert alone < stacks and together > alone
+    assert together >= stacks - 1
+
+
+def test_the_first_photo_stays_the_reference(first, both):
+    assert both.tiles.tiles == first.tiles.tiles
+    assert set(both.stacks.stacks) == set(first.stacks.stacks)
+    assert both.geometry is first.geometry
+    assert {w["code"] for w in both.warnings}.isdisjoint({"view-from-above", "second-photo-unused"})
+    assert both.timing["second_photo_s"] > 0
+    json.dumps(both.to_json())
+
+
+def test_fewer_stacks_are_left_unsure(first, both):
+    unsure = lambda reading: sum(st.confidence < vision.STACK_CONFIDENT for st in reading.stacks.stacks.values())
+    assert unsure(both) < unsure(first)
+
+
+def test_a_photo_of_another_table_is_not_used_and_says_so(first):
+    other = vision.analyze_photo(SAMPLES / "s062-midgame-silverred-tilt15_35.jpg")
+    with pytest.raises(DifferentWorldError):
+        vision.combine_readings(first, other)
+    before = {c: st.height for c, st in first.stacks.stacks.items()}
+    reading = vision.add_second_photo(first, SAMPLES / "s062-midgame-silverred-tilt15_35.jpg")
+    assert {c: st.height for c, st in reading.stacks.stacks.items()} == before
+    assert any(w["code"] == "second-photo-unused" and "does not show the World of the first" in w["message"]
+               for w in reading.warnings)
+
+
+def test_a_second_photo_without_a_world_is_not_used(first, tmp_path):
+    blank = tmp_path / "table.png"
+    cv2.imwrite(str(blank), np.full((600, 800, 3), (90, 140, 170), np.uint8))
+    reading = vision.add_second_photo(first, blank)
+    assert [w["code"] for w in reading.warnings][-1] == "second-photo-unused"
+    assert "no EXXIT World found" in reading.warnings[-1]["message"]
+
+
+def test_an_unreadable_second_photo_is_an_error_naming_it(first, tmp_path):
+    bad = tmp_path / "bad.jpg"
+    bad.write_bytes(b"\xff\xd8\xff garbage")
+    with pytest.raises(vision.UnreadableImageError, match="^the second photo: "):
+        vision.add_second_photo(first, bad)
+
+
+def test_the_placement_of_the_second_photo_survives_its_turn_and_shift():
+    first = {(0, 0): "white", (1, 0): "white", (0, 1): "black", (1, -1): "black", (2, -1): "white",
+             (2, 0): "black", (-1, 1): "white"}
+    for k in range(6):
+        turned = {}
+        for (q, r), colour in first.items():
+            for _ in range(k):
+                q, r = -r, q + r
+            turned[(q + 7, r - 2)] = colour
+        k2, (dq, dr) = place_second(first, turned)
+        back = {}
+        for (q, r), colour in turned.items():
+            for _ in range(k2):
+                q, r = -r, q + r
+            back[(q + dq, r + dr)] = colour
+        assert back == first
+
+
+def test_a_small_world_inside_a_large_one_is_another_world():
+    large = {(q, r): "white" if (q + 2 * r) % 3 else "black" for q in range(-3, 4) for r in range(-3, 4)}
+    with pytest.raises(DifferentWorldError):
+        place_second(large, {(0, 0): "white", (1, 0): "white", (0, 1): "black", (1, -1): "black"})

@@ -1,0 +1,136 @@
+"""Stage 6: a second photo of the same table, from another side, read together with the first.
+
+One photo reads about one stack in six a disc off (BENCHMARKS.md); another photo of the same
+table, taken from another side at 35-60°, sees each stack's side anew. `combine_readings` puts the
+second reading on the first one's lattice (the rotation and shift under which their tiles agree)
+and, for every stack both photos show, multiplies the two photos' chances of each height: a height
+both photos find likely wins, and a stack stays flagged only while the two together stay unsure.
+The first photo stays the reference: its World, its stacks and its image geometry (the overlay is
+drawn on it); the second adds evidence where both see a stack, and settles a tile whose colour the
+two photos read differently by the more confident read.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+from .errors import UnreadableImageError, VisionError
+from .pipeline import analyze_photo, reading_warnings
+from .reading import PhotoReading
+from .stacks import StackRead, read_at_heights
+
+MIN_AGREEMENT = 0.8     # the share of either photo's tiles the other must read on the same cell, and of those
+                        # the share that must agree in colour
+MIN_SHARED_TILES = 4    # the opening diamond
+FLOOR = 0.01            # added to every height chance before multiplying: one photo's zero is not proof
+KEPT_WARNINGS = ("ignored-tiles",)     # of the first reading's; the second photo answers "view-from-above"
+
+
+class DifferentWorldError(VisionError):
+    """The second photo does not show the World of the first."""
+
+
+def rotate(cell, k: int) -> tuple:
+    """An axial cell turned by k * 60° about (0, 0).
+
+    >>> rotate((1, 0), 1)
+    (0, 1)
+    """
+    q, r = cell
+    for _ in range(k % 6):
+        q, r = -r, q + r
+    return q, r
+
+
+def place_second(first: dict, second: dict) -> tuple:
+    """(k, shift): the turn by k * 60° and the lattice shift that put the most of `second`'s tiles
+    ({cell: colour}) on tiles of `first` of the same colour, the fewest on other cells; raises
+    DifferentWorldError when no placement makes them agree.
+
+    >>> first = {(0, 0): "white", (1, 0): "white", (0, 1): "black", (1, -1): "black", (2, -1): "white"}
+    >>> place_second(first, {(3, 3): "white", (2, 4): "white", (2, 3): "black", (3, 4): "black", (2, 5): "white"})
+    (4, (-3, 6))
+    """
+    best, best_score = None, None
+    for k in range(6):
+        turned = {rotate(c, k): col for c, col in second.items()}
+        shifts = Counter((a[0] - b[0], a[1] - b[1]) for a, ca in first.items()
+                         for b, cb in turned.items() if ca == cb)
+        for shift, _ in shifts.most_common(8):
+            score = sum(1 if first.get((c[0] + shift[0], c[1] + shift[1])) == col else -1
+                        for c, col in turned.items())
+            if best_score is None or score > best_score:
+                best, best_score = (k, shift), score
+    if best is None:
+        raise DifferentWorldError("the second photo does not show the World of the first: "
+                                  "their tiles have no colour in common")
+    k, shift = best
+    moved = {_move(c, best): col for c, col in second.items()}
+    shared = [c for c in moved if c in first]
+    agree = sum(1 for c in shared if first[c] == moved[c])
+    if len(shared) < max(MIN_SHARED_TILES, MIN_AGREEMENT * max(len(first), len(second))) \
+            or agree < MIN_AGREEMENT * len(shared):
+        raise DifferentWorldError(f"the second photo does not show the World of the first: at best "
+                                  f"{agree} of its {len(second)} tiles match the first photo's {len(first)}")
+    return best
+
+
+def _move(cell, placement) -> tuple:
+    k, (dq, dr) = placement
+    q, r = rotate(cell, k)
+    return q + dq, r + dr
+
+
+def add_second_photo(first: PhotoReading, source, profile=None) -> PhotoReading:
+    """`first` combined with the reading of the second photo `source` (combine_readings). A second
+    photo in which no World is found, or another World, leaves the reading as `first` has it, with
+    a "second-photo-unused" warning that says why; one that is not an image we can read raises
+    UnreadableImageError, saying that it is the second photo."""
+    try:
+        return combine_readings(first, analyze_photo(source, profile=profile))
+    except UnreadableImageError as exc:
+        exc.args = (f"the second photo: {exc}",)
+        raise
+    except DifferentWorldError as exc:
+        reason = str(exc)
+    except VisionError as exc:
+        reason = f"the second photo: {exc}"
+    return replace(first, warnings=first.warnings + [{"code": "second-photo-unused", "cells": [],
+                                                      "message": f"{reason}; it was not used"}])
+
+
+def combined_chances(first: StackRead, second: StackRead) -> tuple:
+    """The chances of each height of a stack two photos show: the product of each photo's.
+
+    >>> [round(p, 2) for p in combined_chances(StackRead((0, 0), 1, ["white"], "white", 0.6, 1.0, 0.6, True,
+    ...     (0, 0), height_chances=(0.6, 0.4)), StackRead((0, 0), 2, ["white"] * 2, "white", 0.7, 1.0, 0.7, True,
+    ...     (0, 0), height_chances=(0.3, 0.7)))]
+    [0.39, 0.61]
+    """
+    n = max(len(first.height_chances), len(second.height_chances))
+    a = list(first.height_chances) + [0.0] * (n - len(first.height_chances))
+    b = list(second.height_chances) + [0.0] * (n - len(second.height_chances))
+    product = [(x + FLOOR) * (y + FLOOR) for x, y in zip(a, b)]
+    return tuple(p / sum(product) for p in product)
+
+
+def combine_readings(first: PhotoReading, second: PhotoReading) -> PhotoReading:
+    """The first photo's reading with every stack the second photo also shows at the height both
+    photos' chances together make likeliest (combined_chances, read_at_heights), and every tile the
+    two read in different colours from the more confident read. Raises DifferentWorldError when the
+    second photo shows another World."""
+    placement = place_second(first.tiles.tiles, second.tiles.tiles)
+    cells = dict(first.tiles.cells)
+    for cell, rd in second.tiles.cells.items():
+        here = cells.get(_move(cell, placement))
+        if here is not None and here.colour and rd.colour and here.colour != rd.colour \
+                and rd.confidence > here.confidence:
+            cells[here.cell] = replace(here, colour=rd.colour, confidence=rd.confidence)
+    tiles = replace(first.tiles, cells=cells)
+    seen_again = {_move(c, placement): st for c, st in second.stacks.stacks.items()}
+    chances = {c: combined_chances(st, seen_again[c]) for c, st in first.stacks.stacks.items() if c in seen_again}
+    stacks = read_at_heights(first.stacks, first.colours, first.geometry, first.profile, chances)
+    warnings = reading_warnings(tiles, stacks, first.origin)
+    warnings += [w for w in first.warnings if w["code"] in KEPT_WARNINGS]
+    return replace(first, tiles=tiles, stacks=stacks, warnings=warnings,
+                   timing={**first.timing, "second_photo_s": second.timing.get("total_s", 0.0)})
