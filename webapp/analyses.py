@@ -6,6 +6,7 @@ from . import db, referee
 from .errors import InputError
 from .photos import decode_photo
 
+SECOND_PHOTO = "second-photo:"     # the source of an analysis that read a stored photo with a second one
 SIDES = {"white": "white", "black": "black", "unknown": None, "": None}
 
 
@@ -19,11 +20,15 @@ def side_to_move(value):
     return SIDES[side]
 
 
-def analyse_upload(source, data, to_move):
-    """Decode, read, analyse and store a photo; return the stored record's JSON for clients."""
+def analyse_upload(source, data, to_move, second_data=None):
+    """Decode, read, analyse and store a photo (with a second photo of the same table, read
+    together: vision.combine_readings); return the stored record's JSON for clients."""
     config = current_app.config
     photo = decode_photo(data, config["MAX_IMAGE_PIXELS"], config["ANALYSIS_MAX_SIDE"])
-    reading, overlay, position = referee.read_photo(photo, to_move)
+    second = None
+    if second_data is not None:
+        second = decode_photo(second_data, config["MAX_IMAGE_PIXELS"], config["ANALYSIS_MAX_SIDE"])
+    reading, overlay, position = referee.read_photo(photo, to_move, second)
     analysis, problem = referee.answer_or_problem(position)
     # stored even when the reading is impossible: the page lets the user correct it
     analysis_id = db.insert_analysis(source, photo.jpeg, reading, overlay, position)
@@ -33,6 +38,22 @@ def analyse_upload(source, data, to_move):
                          f"open {link} to correct the reading.", "impossible_reading", 422,
                          id=analysis_id, link=link)
     return {"id": analysis_id, "link": link, "position": position, "analysis": analysis}
+
+
+def add_second_photo(analysis_id, data):
+    """A new analysis of a stored analysis's photo read together with a second photo of the same
+    table (the stored one stays as it is, corrections and all); None if there is no such analysis."""
+    record = db.load_analysis(analysis_id)
+    if record is None:
+        return None
+    return analyse_upload(f"{SECOND_PHOTO}{analysis_id}", db.load_photo(analysis_id),
+                          record["position"].get("to_move"), data)
+
+
+def first_analysis(record):
+    """The id of the analysis whose photo a record read with a second photo, or None."""
+    source = record["source"]
+    return source.removeprefix(SECOND_PHOTO) if source.startswith(SECOND_PHOTO) else None
 
 
 def stored_analysis(analysis_id):

@@ -3,7 +3,7 @@
 from flask import Blueprint, jsonify, request, url_for
 
 from . import db, openapi, referee
-from .analyses import analyse_upload, side_to_move, stored_analysis
+from .analyses import add_second_photo, analyse_upload, side_to_move, stored_analysis
 from .errors import InputError
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -45,6 +45,18 @@ def get_analysis(analysis_id):
         raise InputError("No analysis with this id.", "not_found", 404)
     record["photo"] = url_for("pages.photo", analysis_id=analysis_id)
     record["link"] = url_for("pages.result", analysis_id=analysis_id, _external=True)
+    return jsonify(record)
+
+
+@bp.post("/analyses/<analysis_id>/second-photo")
+def second_photo(analysis_id):
+    """A new analysis: the stored photo read together with another photo of the same table."""
+    upload = request.files.get("photo")
+    if upload is None:
+        raise InputError("Send the second photo as the multipart file field 'photo'.", "missing_photo", 400)
+    record = add_second_photo(analysis_id, upload.read())
+    if record is None:
+        raise InputError("No analysis with this id.", "not_found", 404)
     return jsonify(record)
 
 

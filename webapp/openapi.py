@@ -147,6 +147,25 @@ def document():
                                 "schema": {"type": "string"}}],
                 "responses": {"200": {"description": "the stored analysis"},
                               "404": _error("no such analysis")}}},
+            "/api/analyses/{id}/second-photo": {"post": {
+                "summary": "Read a stored analysis's photo together with a second photo of the same table",
+                "description": "A new analysis (the stored one stays as it is): every stack both photos "
+                               "show is read at the height both photos together make likeliest. Best "
+                               "taken from another side of the table, 35-60 degrees from vertical.",
+                "parameters": [{"name": "id", "in": "path", "required": True,
+                                "schema": {"type": "string"}}],
+                "requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
+                    "type": "object", "required": ["photo"],
+                    "properties": {"photo": {"type": "string", "format": "binary",
+                                             "description": "JPEG or PNG, at most 25 MB"}}}}}},
+                "responses": {
+                    "200": _json("PhotoAnalysis", "the new analysis, stored; `link` is its permanent page"),
+                    "400": _error("no photo, not an image, corrupt or truncated image"),
+                    "404": _error("no such analysis"),
+                    "413": _error("upload over 25 MB or too many pixels"),
+                    "422": _error("no EXXIT World found in the second photo (code no_world), another "
+                                  "World than the first photo's (code different_world), or an "
+                                  "impossible reading (code impossible_reading, as for /api/analyze)")}}},
             "/api/analyses/{id}/position": {"put": {
                 "summary": "Save a corrected position with the corrections that made it",
                 "parameters": [{"name": "id", "in": "path", "required": True,

@@ -11,7 +11,7 @@ from flask import (Blueprint, abort, current_app, redirect, render_template, req
 from PIL import Image
 
 from . import db, referee
-from .analyses import analyse_upload, side_to_move, stored_analysis
+from .analyses import add_second_photo, analyse_upload, first_analysis, side_to_move, stored_analysis
 from .errors import InputError
 
 bp = Blueprint("pages", __name__)
@@ -141,11 +141,33 @@ def sample_thumb(name):
 
 @bp.get("/a/<analysis_id>")
 def result(analysis_id):
+    return _render_result(analysis_id)
+
+
+def _render_result(analysis_id, error=None, status=200):
     record = stored_analysis(analysis_id)
     if record is None:
         abort(404, description="No analysis with this link: it may have been made on another server.")
-    return render_template("result.html", record=record, unsure_below=referee.UNSURE_BELOW,
-                           photo_url=url_for("pages.photo", analysis_id=analysis_id))
+    return render_template("result.html", record=record, unsure_below=referee.UNSURE_BELOW, error=error,
+                           first_analysis=first_analysis(record),
+                           photo_url=url_for("pages.photo", analysis_id=analysis_id)), status
+
+
+@bp.post("/a/<analysis_id>/second-photo")
+def second_photo(analysis_id):
+    """The result page's form: this analysis's photo read with another photo of the same table."""
+    upload = request.files.get("photo")
+    try:
+        if upload is None or not upload.filename:
+            raise InputError("Choose the second photo first.", "missing_photo", 400)
+        record = add_second_photo(analysis_id, upload.read())
+    except InputError as error:
+        if "id" in error.details:
+            return redirect(url_for("pages.result", analysis_id=error.details["id"]), 303)
+        return _render_result(analysis_id, error, error.status)
+    if record is None:
+        abort(404, description="No analysis with this link.")
+    return redirect(url_for("pages.result", analysis_id=record["id"]), 303)
 
 
 @bp.get("/a/<analysis_id>/photo.jpg")

@@ -28,7 +28,7 @@ UPLOAD_ERRORS = {   # vision's reason an image cannot be read -> (HTTP status, e
 
 @dataclass(frozen=True)
 class Photo:
-    """A decoded photo: ``bgr`` for vision, ``jpeg`` to store and show (same pixels, same size)."""
+    """A decoded photo: ``jpeg`` to store and show, ``bgr`` its pixels for vision."""
 
     bgr: np.ndarray
     jpeg: bytes
@@ -57,4 +57,5 @@ def decode_photo(data, max_pixels, max_side):
         scale = max_side / max(width, height)
         bgr = cv2.resize(bgr, (round(width * scale), round(height * scale)), interpolation=cv2.INTER_AREA)
     _, jpeg = cv2.imencode(".jpg", bgr, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
-    return Photo(bgr=np.ascontiguousarray(bgr), jpeg=jpeg.tobytes())
+    # vision reads the very pixels that are stored, so a stored photo read again reads the same
+    return Photo(bgr=cv2.imdecode(jpeg, cv2.IMREAD_COLOR), jpeg=jpeg.tobytes())

@@ -149,26 +149,37 @@ def _profile():
     return None if name is None else vision.load_profile(name)
 
 
-def no_world_error(reason):
+def no_world_error(reason, which="this photo"):
     """The 422 for a photo without an EXXIT World: what vision saw, and how to take a better one."""
-    return InputError(f"No EXXIT World found in this photo ({reason}). Take the photo from a "
+    return InputError(f"No EXXIT World found in {which} ({reason}). Take the photo from a "
                       "player's seat with the whole World in view, in good light.", "no_world", 422)
 
 
-def _read(bgr):
-    """Vision's reading of a photo: (reading JSON, the reading itself); vision's errors as 4xx."""
+def _read(bgr, second_bgr=None):
+    """Vision's reading of a photo, combined with a second photo of the same table when one is
+    given: (reading JSON, the reading itself); vision's errors as 4xx."""
+    reading = _analyze(bgr, "this photo")
+    if second_bgr is not None:
+        try:
+            reading = vision.combine_readings(reading, _analyze(second_bgr, "the second photo"))
+        except vision.DifferentWorldError as exc:
+            raise InputError(f"{sentence(str(exc))} Photograph the same table from another side.",
+                             "different_world", 422)
+    return reading.to_json(), reading
+
+
+def _analyze(bgr, which):
     try:
-        reading = vision.analyze_photo(bgr, profile=_profile())
-        return reading.to_json(), reading
+        return vision.analyze_photo(bgr, profile=_profile())
     except vision.NoWorldFoundError as exc:
-        raise no_world_error(str(exc).removeprefix("no EXXIT World found: "))
+        raise no_world_error(str(exc).removeprefix("no EXXIT World found: "), which)
     except vision.UnreadableImageError as exc:
         raise InputError(sentence(str(exc)), "unreadable_image", 400)
     except vision.VisionError as exc:
         raise InputError(sentence(str(exc)), "unreadable_photo", 422)
     except Exception:  # a photo vision cannot cope with must not become a 500
         current_app.logger.exception("vision failed on a photo")
-        raise InputError("This photo could not be read. Try another angle or better light.",
+        raise InputError(f"{which[:1].upper()}{which[1:]} could not be read. Try another angle or better light.",
                          "vision_failed", 422)
 
 
@@ -207,10 +218,11 @@ def photo_overlay(reading, width, height):
     }
 
 
-def read_photo(photo, to_move=None):
-    """Photo -> (reading JSON, overlay, position JSON); at most CONCURRENT_ANALYSES at once."""
+def read_photo(photo, to_move=None, second=None):
+    """Photo (and a second photo of the same table) -> (reading JSON, overlay, position JSON); at
+    most CONCURRENT_ANALYSES at once."""
     with current_app.extensions["analysis_slots"]:
-        reading_json, reading = _read(photo.bgr)
+        reading_json, reading = _read(photo.bgr, None if second is None else second.bgr)
     if not reading_json["tiles"]:
         raise no_world_error("no tile was recognised")
     position = reading_position(reading_json)

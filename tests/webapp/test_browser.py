@@ -408,6 +408,27 @@ def test_new_photo_from_a_result_page(page, live_server, stored, tmp_path):
     assert page.url.endswith(f"/a/{stored}")
 
 
+def test_a_second_photo_from_another_side_is_read_with_the_first(page, live_server, server_app):
+    """Under the diagram: a second photo of the same table, shrunk and sent by the page, opens the
+    analysis of both photos, which links back to the first photo's."""
+    name = "s018-finished-redblack-tilt0_15"
+    with server_app.app_context():
+        reading, overlay, position = referee.read_photo(decode_photo((SAMPLE_DIR / f"{name}.jpg").read_bytes(),
+                                                                     40_000_000, 2400))
+        first = db.insert_analysis(f"sample:{name}", (SAMPLE_DIR / f"{name}.jpg").read_bytes(), reading,
+                                   overlay, position)
+    page.goto(f"{live_server}/a/{first}")
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.locator("#two-photos").count() == 0
+    page.set_input_files("#second-photo-input", str(SAMPLE_DIR / "second-photos" / f"{name}.jpg"))
+    page.click("#read-both")
+    page.wait_for_url(lambda url: "/a/" in url and not url.endswith(f"/a/{first}"))
+    page.wait_for_selector("body[data-ready='1']")
+    assert "Read from two photos" in page.inner_text("#two-photos")
+    page.click("#two-photos a")
+    page.wait_for_url(f"**/a/{first}")
+
+
 def test_a_dropped_file_is_uploaded(page, live_server):
     page.goto(live_server + "/")
     page.evaluate("""() => {

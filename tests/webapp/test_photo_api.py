@@ -1,5 +1,7 @@
 """POST /api/analyze and the gallery with the rendered sample photos of sample_images/."""
 
+import cv2
+import numpy as np
 import pytest
 
 from webapp_examples import SAMPLE_DIR
@@ -43,3 +45,64 @@ def test_gallery_sample_opens_its_result_page(client):
         assert client.get(response.location).status_code == 200
     else:
         assert response.status_code == 422   # no World in it: the start page says so
+
+
+SECOND = "s018-finished-redblack-tilt0_15"    # sample_images/second-photos: its table from another side
+
+
+def _analyse(client, name, to_move="black"):
+    path = SAMPLE_DIR / f"{name}.jpg"
+    return client.post("/api/analyze", data={"photo": (path.open("rb"), path.name), "to_move": to_move},
+                       content_type="multipart/form-data").json
+
+
+def _second(client, analysis_id, path):
+    return client.post(f"/api/analyses/{analysis_id}/second-photo", data={"photo": (path.open("rb"), path.name)},
+                       content_type="multipart/form-data")
+
+
+def test_a_second_photo_makes_a_new_analysis_and_leaves_the_first_as_it_was(client):
+    first = _analyse(client, SECOND)
+    client.put(f"/api/analyses/{first['id']}/position",
+               json={"position": first["position"], "corrections": [{"kind": "note"}]})
+    response = _second(client, first["id"], SAMPLE_DIR / "second-photos" / f"{SECOND}.jpg")
+    assert response.status_code == 200, response.json
+    both = response.json
+    assert both["id"] != first["id"] and both["position"]["to_move"] == "black"
+    assert both["analysis"] == referee.answer(both["position"])
+    assert both["position"]["tiles"] == first["position"]["tiles"]
+    assert [s["height"] for s in both["position"]["stacks"]] != [s["height"] for s in first["position"]["stacks"]]
+    earlier = client.get(f"/api/analyses/{first['id']}").json
+    assert earlier["corrections"] == [{"kind": "note"}] and earlier["position"] == first["position"]
+    page = client.get(both["link"]).get_data(as_text=True)
+    assert 'id="two-photos"' in page and f'href="/a/{first["id"]}"' in page
+    assert 'id="two-photos"' not in client.get(first["link"]).get_data(as_text=True)
+
+
+def test_a_second_photo_of_another_table_or_none_is_a_clear_4xx(client, tmp_path):
+    first = _analyse(client, SECOND)
+    other = _second(client, first["id"], SAMPLE_DIR / "s062-midgame-silverred-tilt15_35.jpg")
+    assert other.status_code == 422 and other.json["code"] == "different_world"
+    assert "does not show the World of the first" in other.json["error"]
+    blank = tmp_path / "blank.png"
+    cv2.imwrite(str(blank), np.full((600, 800, 3), (90, 140, 170), np.uint8))
+    none = _second(client, first["id"], blank)
+    assert none.status_code == 422 and none.json["code"] == "no_world"
+    assert none.json["error"].startswith("No EXXIT World found in the second photo")
+    garbage = tmp_path / "bad.jpg"
+    garbage.write_bytes(b"not a photo")
+    assert _second(client, first["id"], garbage).status_code == 400
+    missing = client.post(f"/api/analyses/{first['id']}/second-photo", data={}, content_type="multipart/form-data")
+    assert missing.status_code == 400 and missing.json["code"] == "missing_photo"
+    assert _second(client, "nosuchid", blank).status_code == 404
+
+
+def test_the_result_page_form_reads_both_photos_and_opens_the_new_result(client):
+    first = _analyse(client, SECOND)
+    path = SAMPLE_DIR / "second-photos" / f"{SECOND}.jpg"
+    response = client.post(f"/a/{first['id']}/second-photo", data={"photo": (path.open("rb"), path.name)},
+                           content_type="multipart/form-data")
+    assert response.status_code == 303 and response.location != f"/a/{first['id']}"
+    assert 'id="two-photos"' in client.get(response.location).get_data(as_text=True)
+    empty = client.post(f"/a/{first['id']}/second-photo", data={}, content_type="multipart/form-data")
+    assert empty.status_code == 400 and "Choose the second photo first." in empty.get_data(as_text=True)

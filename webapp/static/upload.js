@@ -1,5 +1,6 @@
 // Choose, drop or shoot a photo, shrink it in the browser, post it as a multipart JPEG.
-// On the start page (form, drop zone, camera, gallery) and as "New photo" on a result page.
+// On the start page (form, drop zone, camera, gallery), and on a result page as "New photo" and as
+// the second photo of the same table (posted to the analysis's second-photo API).
 "use strict";
 (() => {
   const MAX_SIDE = 2000;          // longer side sent to the server, in pixels
@@ -46,13 +47,13 @@
     return (await canvasToJpeg(canvas)) || file;
   }
 
-  function send(blob) {
+  function send(blob, url = "/api/analyze") {
     message.hidden = true;
     const data = new FormData();
     data.append("photo", blob, blob.name || "photo.jpg");
     data.append("to_move", $("to-move") ? $("to-move").value : "unknown");
     const xhr = new XMLHttpRequest();
-    xhr.open("POST", "/api/analyze");
+    xhr.open("POST", url);
     xhr.responseType = "json";
     xhr.upload.onprogress = (event) => {
       if (event.lengthComputable) {
@@ -77,13 +78,20 @@
     xhr.send(data);
   }
 
-  async function handle(file) {
+  async function handle(file, url) {
     if (!file) return;
     progress(null, "Preparing the photo…");
-    send(await shrink(file));
+    send(await shrink(file), url);
   }
 
   input.addEventListener("change", () => handle(input.files[0]));
+  const secondForm = $("second-photo-form");
+  if (secondForm) {
+    secondForm.addEventListener("submit", (event) => {
+      event.preventDefault();
+      handle($("second-photo-input").files[0], secondForm.dataset.api);
+    });
+  }
   if (!form) return;      // a result page has only the "New photo" input
   form.addEventListener("submit", (event) => {
     event.preventDefault();
