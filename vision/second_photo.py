@@ -64,7 +64,6 @@ def place_second(first: dict, second: dict) -> tuple:
     if best is None:
         raise DifferentWorldError("the second photo does not show the World of the first: "
                                   "their tiles have no colour in common")
-    k, shift = best
     moved = {_move(c, best): col for c, col in second.items()}
     shared = [c for c in moved if c in first]
     agree = sum(1 for c in shared if first[c] == moved[c])
