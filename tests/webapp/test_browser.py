@@ -259,6 +259,9 @@ def test_an_unsure_height_that_decides_the_dance_is_named_until_corrected(page, 
     assert ("The stack at 1,0, read as 1 disc: if it has 2, Black: dance 0,1 NW or dance 1,0 NE"
             in answer_text(page))
     screenshot(page, "unsure-height")
+    with page.expect_file_chooser() as chooser:        # or a second photo reads them again
+        page.click("#ask-second-photo")
+    assert chooser.value.element.get_attribute("id") == "second-photo-input"
     # it really has 2 discs: "Check it" selects it, "Height +1"; that answer is now the answer
     page.locator("#answer [data-check='1,0']").click()
     page.locator("#editor [data-action='higher']").click()
