@@ -473,7 +473,8 @@ def test_reserves_counted_at_the_table_fit_the_heights(page, live_server, server
          "vertical), where a stack's height hardly shows; a photo taken at 30-45° reads heights better"}])
     page.goto(f"{live_server}/a/{record}")
     page.wait_for_selector("body[data-ready='1']")
-    assert "reads heights better; or count the discs in reserve" in page.inner_text("#warnings")
+    assert ("reads heights better; or add a second photo from another side, or count the discs in reserve"
+            in page.inner_text("#warnings"))
     assert "dance 1,0 NE" not in answer_text(page)
     page.locator("#fit-heights").click()
     assert "Choose both counts" in page.inner_text("#reserves-note")

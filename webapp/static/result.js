@@ -593,7 +593,8 @@
     for (const w of record.reading.warnings || []) {
       if (typeof w === "string") html("li", {}, list, w);
       else if (w.code === "view-from-above") {
-        html("li", {}, list, `${w.message}; or count the discs in reserve (under the diagram) and fit the heights to them.`);
+        html("li", {}, list, `${w.message}; or add a second photo from another side, or count the discs in reserve and ` +
+          "fit the heights to them (both under the diagram).");
       } else if (!String(w.code || "").startsWith("uncertain")) html("li", {}, list, w.message || JSON.stringify(w));
     }
   }
