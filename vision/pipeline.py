@@ -65,7 +65,8 @@ def analyze_photo(source, profile=None) -> PhotoReading:
                          "message": f"photographed from nearly straight above ({tilt:.0f}° from vertical), where "
                                     "a stack's height hardly shows; a photo taken at 30-45° reads heights better"})
     if ignored:
-        warnings.append({"code": "ignored-tiles", "cells": warning_cells((c[0] - origin[0], c[1] - origin[1]) for c in ignored),
+        away = [(c[0] - origin[0], c[1] - origin[1]) for c in ignored]
+        warnings.append({"code": "ignored-tiles", "cells": warning_cells(away),
                          "message": f"{len(ignored)} tile(s) well away from the World ignored "
                                     "(the supply or spare pieces?)"})
     timing["total_s"] = time.perf_counter() - t0

@@ -127,8 +127,8 @@ def second_views(specs, seed):
     """The same specs seen from another side: at 35-60° of tilt, the camera turned 45-135° either way
     about the table (the scene, its light and the phone's processing stay those of the spec)."""
     rng = np.random.default_rng([seed, 2])
-    return [{**spec, "tilt_band": "35-60", "azimuth_offset_deg": round(float(rng.choice([-1, 1]) * rng.uniform(45, 135)), 1)}
-            for spec in specs]
+    return [{**spec, "tilt_band": "35-60",
+             "azimuth_offset_deg": round(float(rng.choice([-1, 1]) * rng.uniform(45, 135)), 1)} for spec in specs]
 
 
 def write_plan(specs, out):
