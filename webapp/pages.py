@@ -67,7 +67,8 @@ def recent():
             dances = [d["text"] for c in referee.COLOURS for d in analysis["forced_dances"][c]]
             summary = (", ".join(dances) or "no forced dance") + \
                 f"; White {analysis['score']['white']} · Black {analysis['score']['black']}"
-        source = record["source"].removeprefix("sample:")
+        first = first_analysis(record)
+        source = "with a second photo" if first else record["source"].removeprefix("sample:")
         items.append({"id": record["id"], "when": record["created"][11:16], "source": source,
                       "summary": summary})
     return items

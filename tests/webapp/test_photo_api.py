@@ -77,6 +77,7 @@ def test_a_second_photo_makes_a_new_analysis_and_leaves_the_first_as_it_was(clie
     page = client.get(both["link"]).get_data(as_text=True)
     assert 'id="two-photos"' in page and f'href="/a/{first["id"]}"' in page
     assert 'id="two-photos"' not in client.get(first["link"]).get_data(as_text=True)
+    assert "UTC · with a second photo" in client.get("/").get_data(as_text=True)
 
 
 def test_a_second_photo_of_another_table_or_none_is_a_clear_4xx(client, tmp_path):
