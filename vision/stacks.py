@@ -335,19 +335,19 @@ def read_at_heights(reading: StackReading, colours: ColourModel, geo: WorldGeome
     """`reading` with each stack of `chances` ({cell: chances of heights 1..MAX_READ}, e.g. two
     photos' combined) at its likeliest height under them, its colours read again where the height
     changes and its height confidence that chance; then kept to the set (keep_to_the_set)."""
-    heights = {c: tuple(chances.get(c, st.height_chances)) for c, st in reading.stacks.items()}
+    chances_of = {c: tuple(chances.get(c, st.height_chances)) for c, st in reading.stacks.items()}
 
     def read(cell, height, shift):
         old = reading.stacks[cell]
         if height == old.height and cell not in chances:
             return old
         st = old if height == old.height else _read_colours(colours, geo, profile, cell, height, old.on_tile, shift)
-        confidence = round(heights[cell][height - 1], 3)
-        return replace(st, height_chances=heights[cell], height_confidence=confidence,
+        confidence = round(chances_of[cell][height - 1], 3)
+        return replace(st, height_chances=chances_of[cell], height_confidence=confidence,
                        confidence=round(min(confidence, st.top_confidence), 3))
 
-    stacks = {c: read(c, int(np.argmax(heights[c])) + 1, st.shift_mm) for c, st in reading.stacks.items()}
-    lowered = keep_to_the_set(stacks, {c: np.array([0.0, *p]) for c, p in heights.items()}, read)
+    stacks = {c: read(c, int(np.argmax(chances_of[c])) + 1, st.shift_mm) for c, st in reading.stacks.items()}
+    lowered = keep_to_the_set(stacks, {c: np.array([0.0, *p]) for c, p in chances_of.items()}, read)
     return replace(reading, stacks=stacks, lowered=sorted(set(reading.lowered) | set(lowered)))
 
 

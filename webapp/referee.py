@@ -179,7 +179,7 @@ def _analyze(bgr, which):
         raise InputError(sentence(str(exc)), "unreadable_photo", 422)
     except Exception:  # a photo vision cannot cope with must not become a 500
         current_app.logger.exception("vision failed on a photo")
-        raise InputError(f"{which[:1].upper()}{which[1:]} could not be read. Try another angle or better light.",
+        raise InputError(f"{sentence(which + ' could not be read')} Try another angle or better light.",
                          "vision_failed", 422)
 
 
