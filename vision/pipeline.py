@@ -44,13 +44,23 @@ def analyze_photo(source, profile=None) -> PhotoReading:
     located = locate_world(image, profile)
     image, colours, geo, first, edges = located.image, located.colours, located.geometry, located.first, located.edges
     lap("world_s")
+    cells, outline = located.cells, located.outline
     stack_cells = set(first.tiles) | ring(first.tiles)
     stacks = read_stacks(colours, geo, profile, sorted(stack_cells), first.tiles, edges)
-    tiles = classify_tiles(colours, geo, located.cells, located.outline, stacks.hidden, first, set(stacks.stacks))
-    world, ignored = _world_cells(tiles.tiles)
-    if not world:
-        raise NoWorldFoundError(NO_TILE_READ)
-    relevant = world | ring(world)                            # the World and its perimeter
+    for looks in range(1, 3):
+        tiles = classify_tiles(colours, geo, cells, outline, stacks.hidden, first, set(stacks.stacks))
+        world, ignored = _world_cells(tiles.tiles)
+        if not world:
+            raise NoWorldFoundError(NO_TILE_READ)
+        relevant = world | ring(world)                        # the World and its perimeter
+        if relevant <= set(cells) or looks == 2:
+            break
+        # tiles the first read missed take the World's edge beyond the cells it looked at
+        cells = sorted(set(cells) | relevant | ring(relevant))
+        outline = outline_support(edges, geo, cells)
+        first = read_tiles(colours, geo, cells, outline)
+        stacks = read_stacks(colours, geo, profile, sorted(relevant), tiles.tiles, edges, stacks)
+        stack_cells = relevant
     # read again: beside tiles the first read missed, without stacks outside (their discs would
     # count against the set's in keep_to_the_set), or on a tile added to complete the diamond
     if relevant - stack_cells or set(stacks.stacks) - relevant or set(stacks.stacks) & set(tiles.added):

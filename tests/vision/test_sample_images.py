@@ -127,6 +127,16 @@ def test_a_stack_beside_a_tile_the_first_tile_read_missed_is_found():
     assert stack.height == 6 or reading._public(cell) in _flagged_stacks(reading)
 
 
+def test_a_tile_beyond_the_cells_the_first_tile_read_looked_at_is_read():
+    """In s057 (lamp light on a dark table) the first tile read misses two black tiles at the
+    World's edge, so it never looks at the cells beyond them; the final read finds those two, and
+    the black tile beside them is then looked at and read too: the World is exactly right."""
+    truth, reading = _read("s057-finished-blackwhite-tilt35_60")
+    tiles = {_our_cell(reading, c): t["colour"] for t in truth["position"]["tiles"]
+             for c in truth["pixels"]["cells"] if (c["q"], c["r"]) == (t["q"], t["r"])}
+    assert reading.tiles.tiles == tiles
+
+
 class _ReadingTallStacksOutside(_ShippedNet):
     """The shipped stack network, but certain of a 5-disc stack on every cell it weighs outside
     `inside`; `measured` is the list of cells it is about to weigh (set by stack_crops)."""
