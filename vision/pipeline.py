@@ -62,8 +62,9 @@ def analyze_photo(source, profile=None) -> PhotoReading:
         stacks = read_stacks(colours, geo, profile, sorted(relevant), tiles.tiles, edges, stacks)
         stack_cells = relevant
     # read again: beside tiles the first read missed, without stacks outside (their discs would
-    # count against the set's in keep_to_the_set), or on a tile added to complete the diamond
-    if relevant - stack_cells or set(stacks.stacks) - relevant or set(stacks.stacks) & set(tiles.added):
+    # count against the set's in keep_to_the_set), or on a cell read again to complete the diamond
+    # or so that every tile touches two
+    if relevant - stack_cells or set(stacks.stacks) - relevant or set(stacks.stacks) & {*tiles.added, *tiles.laid}:
         stacks = read_stacks(colours, geo, profile, sorted(relevant), tiles.tiles, edges, stacks)
     lap("cells_s")
     tiles.cells = {c: rd for c, rd in tiles.cells.items() if c in relevant}
@@ -86,8 +87,8 @@ def analyze_photo(source, profile=None) -> PhotoReading:
 
 def reading_warnings(tiles: TileReading, stacks: StackReading, origin) -> list:
     """The sanity warnings of a reading (sanity_warnings), with its uncertain tiles and stacks, the
-    stacks lowered to keep to the set and the tiles added to complete the diamond; cells as the
-    reading reports them (`origin` at (0, 0))."""
+    stacks lowered to keep to the set, the tiles added to complete the diamond and the cells read
+    again so that every tile touches two; cells as the reading reports them (`origin` at (0, 0))."""
     moved = lambda c: (c[0] - origin[0], c[1] - origin[1])
     shift = lambda cs: [moved(c) for c in cs]
     uncertain_tiles = [c for c, rd in tiles.cells.items() if rd.confidence < TILE_CONFIDENT]
@@ -99,6 +100,10 @@ def reading_warnings(tiles: TileReading, stacks: StackReading, origin) -> list:
         warnings.append({"code": "lowered-to-the-set", "cells": warning_cells(shift(stacks.lowered)),
                          "message": f"{len(stacks.lowered)} stack(s) read lower than they look, to keep to the "
                                     f"{DISCS_PER_COLOUR} discs of a colour a set has; please check"})
+    if tiles.laid:
+        warnings.append({"code": "laid-beside-two", "cells": warning_cells(shift(tiles.laid)),
+                         "message": f"{len(tiles.laid)} cell(s) read again so that every tile touches two others, "
+                                    "as every tile laid in a game does; please check"})
     if tiles.added:
         warnings.append({"code": "added-to-the-diamond", "cells": warning_cells(shift(tiles.added)),
                          "message": f"{len(tiles.added)} tile(s) the photo shows only faintly read as tiles, as every "

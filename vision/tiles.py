@@ -20,6 +20,9 @@ CONFIDENT = 0.8                  # calibrated: tile reads at or above it were ri
 DIAMOND_CHANCE = 0.05            # of a tile, that lets a cell complete a colour's 2 tiles (dev renders: the
                                  # tiles missed so were at 0.29-0.39, every other cell beside the World under 0.01)
 ADDED_CONFIDENCE = 0.5           # of a tile added to complete them (under CONFIDENT: flagged)
+LAYING_RULE = 2.5                # log-odds of the tile network's read that a tile touching fewer than two
+                                 # others overrules (samples: such tiles of the rule texts' diagrams read at
+                                 # 3.3 and more, the phantom tiles and missed cells beside them at 0.7-1.6)
 OUTLINE_RANK = 1
 FLOOR_PCT = 50
 EDGE_WEAK = 0.06                 # hexagon-outline support (2nd weakest side) a coloured tile needs
@@ -44,6 +47,7 @@ class CellRead:
 class TileReading:
     cells: dict = field(default_factory=dict)    # cell -> CellRead (World, perimeter, holes)
     added: list = field(default_factory=list)    # cells read as tiles only to complete a colour's 2 (classify_tiles)
+    laid: list = field(default_factory=list)     # cells read again so that every tile touches two (classify_tiles)
 
     @property
     def tiles(self) -> dict:
@@ -283,7 +287,9 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.
     tiles). Every game's World holds the opening diamond's two tiles of each colour (tiles are
     never taken away): where fewer of a colour are read, the likeliest cells beside them that look
     of that colour and have at least DIAMOND_CHANCE of a tile complete them, flagged uncertain
-    (the reading's `added`)."""
+    (the reading's `added`). Every tile a game lays touches two others (RULES.md §8.1; so do the
+    diamond's): where a tile read touches fewer, the cheapest mend that the network does not rule
+    out (_laying_rule) reads it again, flagged uncertain (the reading's `laid`)."""
     cells = list(cells)
     net = ConvNet.shipped("tile_net")
     features, medians, votes, visible = tile_evidence(colours, geo, cells, outline, hidden, first, stacked)
@@ -295,9 +301,45 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.
     added = _diamond_completion(colours, cells, p_tile, medians, roles)
     for i, role in added.items():
         is_tile[i], roles[i], conf[i] = True, (role, ADDED_CONFIDENCE), ADDED_CONFIDENCE
+    laid = _laying_rule(cells, is_tile, p_tile, set(added))
+    for i in laid:
+        is_tile[i], conf[i] = not is_tile[i], ADDED_CONFIDENCE
+        roles.pop(i, None)
+    new_tiles = np.zeros(len(cells), bool)
+    new_tiles[[i for i in laid if is_tile[i]]] = True
+    roles.update({i: (role, ADDED_CONFIDENCE) for i, (role, _) in
+                  _tile_roles(colours, medians, new_tiles, relearn=False).items()})
     reading = _reading(cells, is_tile, conf, roles, votes, visible)
     reading.added = sorted(cells[i] for i in added)
+    reading.laid = sorted(cells[i] for i in laid)
     return reading
+
+
+def _laying_rule(cells: list, is_tile: np.ndarray, p_tile: np.ndarray, keep: set) -> list:
+    """Indices of the cells to read the other way so that every tile touches at least two others,
+    as every tile laid in a game does: while a tile touches fewer, the cheaper of dropping it or
+    reading as a tile a cell beside it that touches two tiles, by the tile network's log-odds,
+    if that is at most LAYING_RULE. The rule texts' diagrams and the experienced players' set-up
+    break the rule; their tiles read sure stay. Cells in `keep` are not dropped, and no cell is
+    read again twice."""
+    index = {c: i for i, c in enumerate(cells)}
+    tiles = {cells[i] for i in np.flatnonzero(is_tile)}
+    p = np.clip(p_tile, 1e-6, 1 - 1e-6)
+    against = np.log(p / (1 - p))                   # what reading cell i as no tile costs; as a tile, -that
+    touching = lambda c: sum(n in tiles for n in neighbours(c))
+    changed = []
+    while True:
+        options = []
+        for c in (c for c in tiles if touching(c) < 2):
+            if index[c] not in keep and index[c] not in changed:
+                options.append((against[index[c]], index[c]))
+            options += [(-against[index[n]], index[n]) for n in neighbours(c)
+                        if n in index and n not in tiles and index[n] not in changed and touching(n) >= 2]
+        if not options or min(options)[0] > LAYING_RULE:
+            return changed
+        _, i = min(options)
+        tiles ^= {cells[i]}
+        changed.append(i)
 
 
 _UNDER_STACK_OFFSETS = _rings(UNDER_STACK_RADII, np.radians(np.arange(0, 360, 10)))
