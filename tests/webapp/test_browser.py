@@ -292,6 +292,17 @@ def test_a_tile_added_to_complete_the_diamond_is_named_and_marked(page, live_ser
     assert page.locator("#diagram .low-confidence").count() == 1
 
 
+def test_a_cell_read_again_so_that_every_tile_touches_two_is_named_and_marked(page, live_server, server_app):
+    record = store_example(server_app, warnings=[
+        {"code": "laid-beside-two", "cells": [[2, 0]],
+         "message": "1 cell(s) read again so that every tile touches two others, as every tile laid in a game "
+                    "does; please check"}])
+    page.goto(f"{live_server}/a/{record}")
+    page.wait_for_selector("body[data-ready='1']")
+    assert "every tile touches two others" in page.inner_text("#warnings")
+    assert page.locator("#diagram .low-confidence").count() == 1
+
+
 def test_an_impossible_reading_is_corrected_on_its_page(page, live_server, server_app):
     """A stack read one disc too tall makes 9 White discs: the page says why the position cannot
     occur, tells what to do, and answers once the stack is lowered."""
