@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/vision_accuracy.py sample_images [--timeout 120] [--no-profile] [--json OUT]
         [--compare EARLIER.json] [--by tilt_band,edition,light,table,phase] [--reserves-from-truth]
+        [--measured-profile]
 
 Runs the vision CLI on every image of FOLDER that has a truth file (NAME.json, format
 exxit-sample/1, written by tools/render), aligns each predicted position to its truth over the
@@ -22,6 +23,8 @@ of true and read heights over the found stacks.
 A failing, crashing or missing vision counts as "no World found", so this runs from day one.
 `--compare EARLIER.json` (an earlier run's --json) also prints, image by image, the counts that
 changed since, and the totals before and after: what a change to vision did.
+`--measured-profile` gives vision each render's own set profile (the sizes of its pieces, which
+`tools/render/plan.py --sizes-off` draws apart from the edition's) instead of the edition's.
 `--reserves-from-truth` gives vision each photo's true reserves (`--reserves W,B`), as players who
 count their reserves would: how much the heights fitted to them (vision.fitting) get right.
 """
@@ -31,6 +34,7 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -381,6 +385,9 @@ def main(argv=None):
     ap.add_argument("folder", help="folder of NAME.jpg + NAME.json (tools/render truth)")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per image")
     ap.add_argument("--no-profile", action="store_true", help="do not pass the edition's profile")
+    ap.add_argument("--measured-profile", action="store_true",
+                    help="pass each render's own set profile (the sizes its pieces have: plan.py --sizes-off), "
+                         "as a user who measured the set (python -m calibration profile) would")
     ap.add_argument("--python", default=sys.executable, help="interpreter that runs the vision CLI")
     ap.add_argument("--json", metavar="OUT", help="also write per-image results and the summary")
     ap.add_argument("--verbose", "-v", action="store_true", help="one line per image")
@@ -394,6 +401,8 @@ def main(argv=None):
                     help=f"comma-separated truth fields to group the images by, a table each ({', '.join(GROUP_KEYS)})")
     args = ap.parse_args(argv)
     keys = [k.strip() for k in args.by.split(",") if k.strip()]
+    if args.no_profile and args.measured_profile:
+        sys.exit("vision_accuracy: --no-profile and --measured-profile exclude each other")
     if not keys or set(keys) - set(GROUP_KEYS):
         sys.exit(f"vision_accuracy: --by takes some of {', '.join(GROUP_KEYS)}, not {args.by!r}")
     folder = Path(args.folder)
@@ -410,9 +419,13 @@ def main(argv=None):
     if not items:
         sys.exit(f"vision_accuracy: no images with truth (exxit-sample/1) in {folder}")
     rows = []
+    measured = tempfile.TemporaryDirectory()
     for image, truth in items:
         meta = truth.get("meta", {})
         profile = None if args.no_profile else meta.get("edition")
+        if args.measured_profile:
+            profile = str(Path(measured.name) / f"{image.stem}.json")
+            Path(profile).write_text(json.dumps(truth["profile"]))
         reserves = truth["position"].get("reserves") if args.reserves_from_truth else None
         second = Path(args.second_photos) / image.name if args.second_photos else None
         pred, wall, inner, note = run_vision(image, profile, args.timeout, args.python, reserves, second)

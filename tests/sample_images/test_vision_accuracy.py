@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,21 @@ def test_an_unknown_grouping_is_refused(tmp_path):
     with pytest.raises(SystemExit) as exit_:
         va.main([str(tmp_path), "--by", "colour"])
     assert "--by takes some of" in str(exit_.value.code)
+
+
+def test_a_measured_profile_gives_vision_the_sizes_of_the_renders_own_pieces(tmp_path):
+    """--measured-profile: vision is told the sizes the render's pieces really have (plan.py
+    --sizes-off), as a user who measured the set would tell it."""
+    sized = {"format": "exxit-set/1", "name": "silver-red", "tile_width_mm": 46.0, "tile_thickness_mm": 3.1,
+             "disc_diameter_mm": 25.0, "disc_thickness_mm": 5.2, "colours": {}}
+    (tmp_path / "s001.jpg").write_bytes(b"not read")
+    (tmp_path / "s001.json").write_text(json.dumps(
+        {"format": "exxit-sample/1", "position": TRUTH, "profile": sized, "meta": {"edition": "silver-red"}}))
+    seen = tmp_path / "seen.json"
+    fake = tmp_path / "python"
+    fake.write_text(f'#!/bin/sh\nwhile [ "$1" != "--profile" ]; do shift; done\ncp "$2" {seen}\nexit 3\n')
+    fake.chmod(0o755)
+    va.main([str(tmp_path), "--measured-profile", "--python", str(fake)])
+    assert json.loads(seen.read_text()) == sized
+    with pytest.raises(SystemExit):
+        va.main([str(tmp_path), "--measured-profile", "--no-profile"])

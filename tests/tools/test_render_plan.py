@@ -105,3 +105,16 @@ def test_second_views_show_the_same_scene_from_another_side_at_35_to_60_degrees(
         assert other["tilt_band"] == "35-60" and 45 <= abs(other["azimuth_offset_deg"]) <= 135
         same = lambda spec: {k: v for k, v in spec.items() if k not in ("tilt_band", "azimuth_offset_deg")}
         assert same(other) == same(json.loads(json.dumps(first)))
+
+
+def test_a_plan_with_sizes_off_shows_pieces_of_other_sizes_within_the_bound_and_the_truth_records_them():
+    specs = plan.sizes_off(plan.make_plan(12, seed=5), 0.2, seed=5)
+    factors = [f for s in specs for f in s["size_factors"].values()]
+    assert all(0.8 <= f <= 1.2 for f in factors) and max(factors) - min(factors) > 0.2
+    assert specs == plan.sizes_off(plan.make_plan(12, seed=5), 0.2, seed=5)       # drawn from the seed
+    edition = json.loads((Path(plan.REPO) / "vision" / "profiles" / "black-white.json").read_text())
+    sized = plan.sized_profile(edition, {"size_factors": {"disc_thickness_mm": 0.8}})
+    assert sized["disc_thickness_mm"] == round(edition["disc_thickness_mm"] * 0.8, 3)
+    assert {k: v for k, v in sized.items() if k != "disc_thickness_mm"} == \
+        {k: v for k, v in edition.items() if k != "disc_thickness_mm"}
+    assert plan.sized_profile(edition, {}) == edition

@@ -25,6 +25,7 @@ LIGHTS = ["overhead", "window", "lamp", "evening"]
 TABLES = ["wood", "felt", "tablecloth", "desk"]
 PHASES = ["opening", "midgame", "finished", "blitz"]
 SHORT = {"jactalea-red-black": "redblack", "silver-red": "silverred", "black-white": "blackwhite"}
+SIZES = ("tile_width_mm", "tile_thickness_mm", "disc_diameter_mm", "disc_thickness_mm")
 
 
 def balanced(values, count, seed, salt):
@@ -102,8 +103,13 @@ def main(argv=None):
     ap.add_argument("--second-views", metavar="PLAN",
                     help="instead of new positions: a second photo of every spec of PLAN, the same scene "
                          "from another side at 35-60° (bench/vision_accuracy.py --second-photos)")
+    ap.add_argument("--sizes-off", type=float, metavar="F",
+                    help="pieces whose every size is the edition's times a factor drawn in [1-F, 1+F] for each "
+                         "spec (a set vision was not told the sizes of: the pipeline should bear F = 0.2)")
     ap.add_argument("--out", default=str(HERE / "sample_plan.json"))
     args = ap.parse_args(argv)
+    if args.sizes_off is not None and not 0 <= args.sizes_off < 1:
+        ap.error("--sizes-off must be at least 0 and under 1")
     if args.second_views:
         write_plan(second_views(json.loads(Path(args.second_views).read_text()), args.seed), args.out)
         return
@@ -120,6 +126,8 @@ def main(argv=None):
             if set(kept) - set(choices):
                 ap.error(f"unknown --{option} {sorted(set(kept) - set(choices))}: choose from {choices}")
             specs = [s for s in specs if s[field] in kept]
+    if args.sizes_off is not None:
+        specs = sizes_off(specs, args.sizes_off, args.seed)
     write_plan(specs, args.out)
 
 
@@ -129,6 +137,20 @@ def second_views(specs, seed):
     rng = np.random.default_rng([seed, 2])
     return [{**spec, "tilt_band": "35-60",
              "azimuth_offset_deg": round(float(rng.choice([-1, 1]) * rng.uniform(45, 135)), 1)} for spec in specs]
+
+
+def sizes_off(specs, off, seed):
+    """The specs with pieces of other sizes: each of SIZES the edition's times a factor drawn in
+    [1 - off, 1 + off] (the spec's `size_factors`, which render.py applies)."""
+    rng = np.random.default_rng([seed, 3])
+    return [{**spec, "size_factors": {k: round(float(rng.uniform(1 - off, 1 + off)), 3) for k in SIZES}}
+            for spec in specs]
+
+
+def sized_profile(profile, spec):
+    """The set profile of the pieces a spec shows: the edition's, with its `size_factors` applied."""
+    factors = spec.get("size_factors", {})
+    return {**profile, **{k: round(profile[k] * f, 3) for k, f in factors.items()}}
 
 
 def write_plan(specs, out):

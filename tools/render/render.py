@@ -24,6 +24,7 @@ REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 
 import photo  # noqa: E402
+from plan import sized_profile  # noqa: E402
 
 TRUTH_FORMAT = "exxit-sample/1"
 
@@ -59,7 +60,7 @@ def dump_json(obj) -> str:
 def render_one(spec, out_dir, settings):
     import scene
     spec = dict(spec)
-    spec["profile"] = load_profile(spec["edition"])
+    spec["profile"] = sized_profile(load_profile(spec["edition"]), spec)
     started = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         exr = Path(tmp) / "render.exr"
