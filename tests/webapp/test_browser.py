@@ -281,25 +281,17 @@ def test_a_stack_lowered_to_keep_to_the_set_is_named_and_marked(page, live_serve
     assert page.locator("#diagram .stack[data-cell='2,-1'] .low-confidence").count() == 1
 
 
-def test_a_tile_added_to_complete_the_diamond_is_named_and_marked(page, live_server, server_app):
-    record = store_example(server_app, warnings=[
-        {"code": "added-to-the-diamond", "cells": [[2, 0]],
-         "message": "1 tile(s) the photo shows only faintly read as tiles, as every game has at least 2 tiles "
-                    "of each colour; please check"}])
+@pytest.mark.parametrize("code, message, shown", [
+    ("added-to-the-diamond", "1 tile(s) the photo shows only faintly read as tiles, as every game has at least 2 "
+                             "tiles of each colour; please check", "shows only faintly"),
+    ("laid-beside-two", "1 cell(s) read again so that every tile touches two others, as every tile laid in a "
+                        "game does; please check", "every tile touches two others"),
+])
+def test_a_cell_read_to_keep_to_the_rules_is_named_and_marked(page, live_server, server_app, code, message, shown):
+    record = store_example(server_app, warnings=[{"code": code, "cells": [[2, 0]], "message": message}])
     page.goto(f"{live_server}/a/{record}")
     page.wait_for_selector("body[data-ready='1']")
-    assert "shows only faintly" in page.inner_text("#warnings")
-    assert page.locator("#diagram .low-confidence").count() == 1
-
-
-def test_a_cell_read_again_so_that_every_tile_touches_two_is_named_and_marked(page, live_server, server_app):
-    record = store_example(server_app, warnings=[
-        {"code": "laid-beside-two", "cells": [[2, 0]],
-         "message": "1 cell(s) read again so that every tile touches two others, as every tile laid in a game "
-                    "does; please check"}])
-    page.goto(f"{live_server}/a/{record}")
-    page.wait_for_selector("body[data-ready='1']")
-    assert "every tile touches two others" in page.inner_text("#warnings")
+    assert shown in page.inner_text("#warnings")
     assert page.locator("#diagram .low-confidence").count() == 1
 
 
