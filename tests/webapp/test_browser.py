@@ -295,6 +295,22 @@ def test_a_cell_read_to_keep_to_the_rules_is_named_and_marked(page, live_server,
     assert page.locator("#diagram .low-confidence").count() == 1
 
 
+def test_a_tile_dropped_away_from_the_world_can_be_put_back(page, live_server, server_app):
+    """A tile vision dropped two cells from every tile (the laying rule: a tile touching nothing) is
+    drawn, marked, and a tap puts it back."""
+    record = store_example(server_app, warnings=[
+        {"code": "laid-beside-two", "cells": [[4, -2]],
+         "message": "1 cell(s) read again so that every tile touches two others, as every tile laid in a "
+                    "game does; please check"}])
+    page.goto(f"{live_server}/a/{record}")
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.locator("#diagram .low-confidence").count() == 1
+    page.locator("#diagram polygon[data-cell='4,-2']").click()
+    page.locator("#editor [data-tile='white']").click()
+    page.wait_for_selector("body[data-updates='1']")
+    assert page.locator("#diagram polygon.tile-white[data-cell='4,-2']").count() == 1
+
+
 def test_an_impossible_reading_is_corrected_on_its_page(page, live_server, server_app):
     """A stack read one disc too tall makes 9 White discs: the page says why the position cannot
     occur, tells what to do, and answers once the stack is lowered."""
