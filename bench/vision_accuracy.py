@@ -419,11 +419,11 @@ def main(argv=None):
     if not items:
         sys.exit(f"vision_accuracy: no images with truth (exxit-sample/1) in {folder}")
     rows = []
-    measured = tempfile.TemporaryDirectory()
+    measured = tempfile.TemporaryDirectory() if args.measured_profile else None
     for image, truth in items:
         meta = truth.get("meta", {})
         profile = None if args.no_profile else meta.get("edition")
-        if args.measured_profile:
+        if measured:
             profile = str(Path(measured.name) / f"{image.stem}.json")
             Path(profile).write_text(json.dumps(truth["profile"]))
         reserves = truth["position"].get("reserves") if args.reserves_from_truth else None

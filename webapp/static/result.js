@@ -170,8 +170,9 @@
   // Cells shown for editing: tiles, stacks, every cell next to them, and the cells vision doubts
   // a tile on (a tile it dropped may lie further out).
   function editableCells(model) {
-    const cells = new Set([...model.tiles.keys(), ...model.stacks.keys(), ...tileSuspects]);
-    for (const k of [...model.tiles.keys(), ...model.stacks.keys()]) for (const n of neighbours(k)) cells.add(n);
+    const cells = new Set([...model.tiles.keys(), ...model.stacks.keys()]);
+    for (const k of [...cells]) for (const n of neighbours(k)) cells.add(n);
+    for (const k of tileSuspects) cells.add(k);
     return cells;
   }
 
