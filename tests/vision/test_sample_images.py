@@ -28,6 +28,13 @@ def _our_cell(reading, truth_cell: dict) -> tuple:
     return plane_to_cell(*geo.work_to_plane(np.array([truth_cell["pixel"]]) * geo.scale)[0])
 
 
+def _true_tiles(truth: dict, reading) -> dict:
+    """The truth's tiles on the reading's lattice."""
+    colour = {(t["q"], t["r"]): t["colour"] for t in truth["position"]["tiles"]}
+    return {_our_cell(reading, c): colour[(c["q"], c["r"])] for c in truth["pixels"]["cells"]
+            if (c["q"], c["r"]) in colour}
+
+
 def _read(name: str) -> tuple:
     """(truth, reading) of the sample `name`, read with its edition's profile."""
     truth = json.loads((SAMPLES / f"{name}.json").read_text())
@@ -132,9 +139,27 @@ def test_a_tile_beyond_the_cells_the_first_tile_read_looked_at_is_read():
     World's edge, so it never looks at the cells beyond them; the final read finds those two, and
     the black tile beside them is then looked at and read too: the World is exactly right."""
     truth, reading = _read("s057-finished-blackwhite-tilt35_60")
-    tiles = {_our_cell(reading, c): t["colour"] for t in truth["position"]["tiles"]
-             for c in truth["pixels"]["cells"] if (c["q"], c["r"]) == (t["q"], t["r"])}
-    assert reading.tiles.tiles == tiles
+    assert reading.tiles.tiles == _true_tiles(truth, reading)
+
+
+def test_a_phantom_tile_beside_an_opening_is_dropped_and_named():
+    """s066: the table's pattern two cells from the opening diamond reads as a tile at 0.84 of a
+    chance; touching no tile (every tile a game lays touches two), it is dropped, and the warning
+    names it for the user to check."""
+    truth, reading = _read("s066-opening-redblack-tilt0_15")
+    assert reading.tiles.tiles == _true_tiles(truth, reading)
+    laid = [w for w in reading.warnings if w["code"] == "laid-beside-two"]
+    assert len(laid) == 1 and len(laid[0]["cells"]) == 1
+    assert tuple(laid[0]["cells"][0]) not in reading.tile_colours
+    assert "world-disconnected" not in _warned(reading)
+
+
+def test_a_rule_text_diagram_keeps_its_lines_of_tiles():
+    """s003 photographs example 1-a of the rule texts, whose arms end in tiles touching one other:
+    read sure, they stay."""
+    truth, reading = _read("s003-midgame-redblack-tilt35_60")
+    assert reading.tiles.tiles == _true_tiles(truth, reading)
+    assert "laid-beside-two" not in _warned(reading)
 
 
 class _ReadingTallStacksOutside(_ShippedNet):
