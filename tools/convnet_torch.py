@@ -58,24 +58,62 @@ class ConvNetTorch(nn.Module):
             out["fc1.w"] = np.concatenate([w[:, :-n], tail], axis=1)
         return out
 
+    def start_from(self, weights: dict) -> None:
+        """Take the weights of a trained network as numpy_weights wrote them (for scalars standardised
+        as this training does: scalars_standardised): each batch norm becomes the identity, its
+        convolution holding what it had folded in. The network answers as that one did, and
+        fine-tuned with its batch norms in eval mode (train) stays such a network."""
+        with torch.no_grad():
+            for k, (conv, bn) in enumerate(zip(self.convs, self.bns)):
+                conv.weight.copy_(torch.from_numpy(np.asarray(weights[f"conv{k}.w"], np.float32)))
+                conv.bias.copy_(torch.from_numpy(np.asarray(weights[f"conv{k}.b"], np.float32)))
+                bn.weight.fill_(1.0)
+                bn.bias.zero_()
+                bn.running_mean.zero_()
+                bn.running_var.fill_(1.0 - bn.eps)
+            for j, fc in ((1, self.fc1), (2, self.fc2)):
+                fc.weight.copy_(torch.from_numpy(np.asarray(weights[f"fc{j}.w"], np.float32)))
+                fc.bias.copy_(torch.from_numpy(np.asarray(weights[f"fc{j}.b"], np.float32)))
+
+
+def scalars_standardised(weights: dict, scalar_mean, scalar_scale) -> dict:
+    """Weights that take the scalars as they are (numpy_weights folded their standardisation in)
+    turned back into weights that take them standardised, (s - mean) / scale."""
+    out = dict(weights)
+    n = len(scalar_mean)
+    w = np.array(weights["fc1.w"], np.float32)
+    out["fc1.b"] = np.asarray(weights["fc1.b"], np.float32) + w[:, -n:] @ np.asarray(scalar_mean, np.float32)
+    w[:, -n:] *= np.asarray(scalar_scale, np.float32)
+    out["fc1.w"] = w
+    return out
+
+
+FINE_TUNING_RATE = 5e-4     # the one-cycle's top learning rate from a trained network (3e-3 from scratch)
+
 
 def train(make_net, x, scalars, labels, epochs: int, seed: int, augment, batch=64, log=None,
-          checkpoint: Path | None = None) -> nn.Module:
+          checkpoint: Path | None = None, start: dict | None = None) -> nn.Module:
     """A network (`make_net()`) fitted to pictures x (N, C, H, W), their numbers and labels, each
-    batch as `augment(x, scalars, rng)` shows it; AdamW with a one-cycle learning rate.
+    batch as `augment(x, scalars, rng)` shows it; AdamW with a one-cycle learning rate. `start`:
+    begin from these weights (ConvNetTorch.start_from) at a lower rate, a fine-tuning; else from
+    scratch.
     With a `checkpoint` file the whole training state is saved there after every epoch, and a
     training of the same labels, epochs and seed goes on from the last epoch saved: one cut short
     (the end of a session) loses at most an epoch. A checkpoint of another training is refused."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     net = make_net()
-    opt = torch.optim.AdamW(net.parameters(), 2e-3, weight_decay=1e-4)
+    if start is not None:
+        net.start_from(start)
+    top_rate = 3e-3 if start is None else FINE_TUNING_RATE
+    opt = torch.optim.AdamW(net.parameters(), top_rate * 2 / 3, weight_decay=1e-4)
     steps = epochs * ((len(labels) + batch - 1) // batch)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(opt, 3e-3, total_steps=steps)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(opt, top_rate, total_steps=steps)
     target = torch.from_numpy(np.asarray(labels, np.int64))
     identity = {"labels": hashlib.sha256(np.asarray(labels, np.int64).tobytes()).hexdigest(),
-                "inputs": _inputs_digest(x, scalars), "epochs": epochs, "seed": seed, "batch": batch}
-    start = 0
+                "inputs": _inputs_digest(x, scalars), "epochs": epochs, "seed": seed, "batch": batch,
+                "start": None if start is None else _weights_digest(start)}
+    first_epoch = 0
     if checkpoint is not None and checkpoint.exists():
         saved = torch.load(checkpoint, weights_only=False)
         if saved["identity"] != identity:
@@ -86,11 +124,14 @@ def train(make_net, x, scalars, labels, epochs: int, seed: int, augment, batch=6
         schedule.load_state_dict(saved["schedule"])
         rng.bit_generator.state = saved["rng"]
         torch.set_rng_state(saved["torch_rng"])
-        start = saved["epoch"]
-        if log and start < epochs:
-            log(f"    resumed from {checkpoint} after epoch {start}")
-    for epoch in range(start, epochs):
+        first_epoch = saved["epoch"]
+        if log and first_epoch < epochs:
+            log(f"    resumed from {checkpoint} after epoch {first_epoch}")
+    for epoch in range(first_epoch, epochs):
         net.train()
+        if start is not None:
+            for bn in net.bns:
+                bn.eval()
         t0, total = time.time(), 0.0
         order = rng.permutation(len(labels))
         for i in range(0, len(order), batch):
@@ -121,6 +162,15 @@ def _inputs_digest(x, scalars) -> str:
     return digest.hexdigest()
 
 
+def _weights_digest(weights: dict) -> str:
+    """A digest of a network's weights: a checkpoint of a fine-tuning from other weights is refused."""
+    digest = hashlib.sha256()
+    for key in sorted(weights):
+        digest.update(key.encode())
+        digest.update(np.ascontiguousarray(weights[key], np.float32).tobytes())
+    return digest.hexdigest()
+
+
 def _save_checkpoint(path: Path, state: dict) -> None:
     """Write `state` whole or not at all (a training killed while saving keeps the previous epoch's)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -143,16 +193,16 @@ def chances(net: nn.Module, x, scalars) -> np.ndarray:
 
 
 def out_of_fold_chances(make_net, x, scalars, labels, group, folds: int, epochs: int, augment,
-                        checkpoints: Path | None = None, name: str = "net") -> np.ndarray:
+                        checkpoints: Path | None = None, name: str = "net", start: dict | None = None) -> np.ndarray:
     """(N, outputs) chances of each sample from a network trained without its photo's fold (the
-    photos `group` dealt at random into `folds` folds); each fold's training checkpointed in
-    `checkpoints` (checkpoint_file) if given."""
+    photos `group` dealt at random into `folds` folds), from `start` if given (train); each fold's
+    training checkpointed in `checkpoints` (checkpoint_file) if given."""
     fold = np.random.default_rng(0).permutation(group.max() + 1)[group] % folds
     p = None
     for k in range(folds):
         print(f"  fold {k + 1}/{folds}", flush=True)
         net = train(make_net, x[fold != k], scalars[fold != k], labels[fold != k], epochs, seed=k, augment=augment,
-                    checkpoint=checkpoint_file(checkpoints, name, f"fold{k + 1}of{folds}"))
+                    checkpoint=checkpoint_file(checkpoints, name, f"fold{k + 1}of{folds}"), start=start)
         got = chances(net, x[fold == k], scalars[fold == k])
         if p is None:
             p = np.zeros((len(labels), got.shape[1]))
@@ -162,14 +212,15 @@ def out_of_fold_chances(make_net, x, scalars, labels, group, folds: int, epochs:
 
 def train_and_write(make_net, x, scalars, labels, epochs: int, seed: int, augment, out_dir: Path, name: str,
                     calibration: dict, scalar_mean=None, scalar_scale=None, prior_ratio=None,
-                    checkpoints: Path | None = None) -> None:
+                    checkpoints: Path | None = None, start: dict | None = None) -> None:
     """Train the network on everything and write what vision loads: OUT_DIR/NAME.npz (see
     ConvNetTorch.numpy_weights) and OUT_DIR/NAME.calibration.json (the tables `calibration`).
     `prior_ratio` (per output) multiplies the chances the network gives (vision.convnet.with_prior_ratio).
-    The training is checkpointed in `checkpoints` (checkpoint_file) if given."""
+    The training starts from `start` if given (train) and is checkpointed in `checkpoints`
+    (checkpoint_file) if given."""
     print("  training on everything", flush=True)
     net = train(make_net, x, scalars, labels, epochs, seed=seed, augment=augment, log=lambda m: print(m, flush=True),
-                checkpoint=checkpoint_file(checkpoints, name, "final"))
+                checkpoint=checkpoint_file(checkpoints, name, "final"), start=start)
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / f"{name}.npz"
     weights = net.numpy_weights(scalar_mean, scalar_scale)

@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
-from convnet_torch import ConvNetTorch, out_of_fold_chances, train_and_write  # noqa: E402
+from convnet_torch import ConvNetTorch, out_of_fold_chances, scalars_standardised, train_and_write  # noqa: E402
 from training_photos import gathered_samples, tile_samples, tile_version, tilt_bands, trainer_args  # noqa: E402
 from vision.convnet import calibration_table  # noqa: E402
 from vision.tile_net import CHANNELS, TILE_PX  # noqa: E402
@@ -61,8 +61,10 @@ def main(argv=None):
     def tile_net():
         return ConvNetTorch(CHANNELS, TILE_PX, TILE_PX, evidence.shape[1], 2, channels=(16, 32, 64), hidden=64)
 
+    start = None if args.start_from is None else scalars_standardised(
+        dict(np.load(args.start_from / "tile_net.npz")), mean, scale)
     p = out_of_fold_chances(tile_net, x, scalars, labels, group, args.folds, args.epochs, augmented,
-                            args.checkpoints, "tile_net")[:, 1]
+                            args.checkpoints, "tile_net", start)[:, 1]
     read = p > 0.5
     print(f"  {args.folds}-fold cross-validation, grouped by photo:")
     for name, sel in tilt_bands(tilt):
@@ -72,7 +74,7 @@ def main(argv=None):
               f"precision {found / max(read[sel].sum(), 1):.4f}  recall {found / max(truth.sum(), 1):.4f}")
     calibration = {"tile": calibration_table(np.maximum(p, 1 - p), (read == (labels > 0)).astype(float))}
     train_and_write(tile_net, x, scalars, labels, args.epochs, args.folds, augmented, args.out_dir, "tile_net",
-                    calibration, mean, scale, checkpoints=args.checkpoints)
+                    calibration, mean, scale, checkpoints=args.checkpoints, start=start)
 
 
 if __name__ == "__main__":

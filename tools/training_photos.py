@@ -29,7 +29,7 @@ from vision.errors import VisionError  # noqa: E402
 from vision.hexgrid import plane_to_cells, ring  # noqa: E402
 from vision.loading import load_image  # noqa: E402
 from vision.pipeline import LocatedWorld, locate_world  # noqa: E402
-from vision.profile import profile_from_json  # noqa: E402
+from vision.profile import load_profile  # noqa: E402
 from vision.stacks import MAX_READ, place_stacks  # noqa: E402
 from vision.tile_net import tile_input  # noqa: E402
 from vision.tiles import tile_evidence  # noqa: E402
@@ -43,7 +43,8 @@ TILT_BANDS = (("all", 0, 90), ("tilt 0-15", 0, 15), ("tilt 15-35", 15, 35), ("ti
 
 def trainer_args(argv, description: str, epochs: int, variants: str, variants_help: str):
     """The arguments a network trainer takes (folders of renders, --out-dir, --folds, --epochs,
-    --threads, --variants, --checkpoints), parsed: the measuring sets refused, the variants checked."""
+    --threads, --variants, --checkpoints, --start-from), parsed: the measuring sets refused, the
+    variants checked."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("folders", nargs="+", type=Path)
     ap.add_argument("--out-dir", type=Path, default=MODEL_DIR)
@@ -53,10 +54,15 @@ def trainer_args(argv, description: str, epochs: int, variants: str, variants_he
     ap.add_argument("--checkpoints", type=Path, metavar="DIR",
                     help="save every training (each fold's, the final one) in DIR after each epoch, and go on "
                          "from there when run again: a training cut short loses at most an epoch")
+    ap.add_argument("--start-from", type=Path, metavar="DIR",
+                    help="fine-tune the network DIR/NAME.npz (as vision loads it, e.g. vision/models) on these "
+                         "photos instead of training one from scratch")
     ap.add_argument("--variants", default=variants,
                     help=f"comma-separated, of {sorted(VARIANTS)} ('' is the photo as it is{variants_help})")
     args = ap.parse_args(argv)
     refuse_measuring_sets(ap, args.folders)
+    if args.start_from is not None and not args.start_from.is_dir():
+        ap.error(f"--start-from {args.start_from}: no such folder")
     args.variants = parse_variants(ap, args.variants)
     return args
 
@@ -145,8 +151,10 @@ def first_read(photo: Path, truth: dict, variant: str) -> FirstRead | None:
     """The pipeline's first read of a photo (or its `variant`), its cells mapped to the true lattice
     through the true camera; None when the World is not found (or found wrong: its read tiles
     disagree with the truth). A mirrored, turned or shrunk photo shows another World, seen by
-    another camera: a new example, with the same truth once its pixels are turned back."""
-    profile = profile_from_json(truth["profile"])
+    another camera: a new example, with the same truth once its pixels are turned back. The photo
+    is read with its edition's profile, as vision reads a photo of a set nobody measured: pieces
+    rendered at other sizes (tools/render/plan.py --sizes-off) teach the networks to read them so."""
+    profile = load_profile(truth["profile"]["name"])
     bgr, original_pixels = variant_of(cv2.imread(str(photo), cv2.IMREAD_COLOR), variant)
     try:
         located = locate_world(load_image(bgr), profile)

@@ -99,3 +99,45 @@ def test_the_checkpoint_of_another_training_is_refused(tmp_path):
 def test_each_fold_and_the_final_training_has_its_own_checkpoint(tmp_path):
     assert convnet_torch.checkpoint_file(tmp_path, "stack_net", "fold2of3") == tmp_path / "stack_net-fold2of3.pt"
     assert convnet_torch.checkpoint_file(None, "stack_net", "final") is None
+
+
+def test_a_fine_tuning_starts_from_the_written_network_exactly():
+    x, scalars, labels = examples()
+    scalars = np.random.default_rng(1).normal(3.0, 2.0, (len(x), 1)).astype(np.float32)
+    mean, scale = scalars.mean(axis=0), scalars.std(axis=0)
+    standard = (scalars - mean) / scale
+    trained = convnet_torch.train(small_net, x, standard, labels, epochs=2, seed=1, augment=augment_killed_at(None),
+                                  batch=16)
+    written = trained.numpy_weights(mean, scale)
+    again = small_net()
+    again.start_from(convnet_torch.scalars_standardised(written, mean, scale))
+    again.eval()
+    assert np.allclose(convnet_torch.chances(again, x, standard), convnet_torch.chances(trained, x, standard),
+                       atol=1e-5)
+
+
+def test_a_fine_tuning_moves_the_network_and_keeps_its_batch_norms_the_identity():
+    x, scalars, labels = examples()
+    start = convnet_torch.train(small_net, x, scalars, 1 - labels, epochs=2, seed=1,
+                                augment=augment_killed_at(None), batch=16).numpy_weights()
+    tuned = convnet_torch.train(small_net, x, scalars, labels, epochs=3, seed=1, augment=augment_killed_at(None),
+                                batch=16, start=start)
+    for bn in tuned.bns:
+        assert torch.equal(bn.running_mean, torch.zeros_like(bn.running_mean))
+        assert torch.allclose(bn.running_var, torch.full_like(bn.running_var, 1 - bn.eps))
+    before = small_net()
+    before.start_from(start)
+    before.eval()
+    right = lambda net: (convnet_torch.chances(net, x, scalars).argmax(axis=1) == labels).mean()
+    assert right(tuned) > right(before)
+
+
+def test_the_checkpoint_of_a_fine_tuning_from_other_weights_is_refused(tmp_path):
+    x, scalars, labels = examples()
+    checkpoint = tmp_path / "net-final.pt"
+    start = small_net().numpy_weights()
+    convnet_torch.train(small_net, x, scalars, labels, epochs=1, seed=1, augment=augment_killed_at(None),
+                        batch=16, checkpoint=checkpoint, start=start)
+    with pytest.raises(SystemExit, match="checkpoint of another training"):
+        convnet_torch.train(small_net, x, scalars, labels, epochs=1, seed=1, augment=augment_killed_at(None),
+                            batch=16, checkpoint=checkpoint)
