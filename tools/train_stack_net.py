@@ -44,11 +44,11 @@ def crop_version() -> str:
     return source_version("stack_net.py", "stacks.py", "tiles.py")
 
 
-def photo_crops(photo: Path, truth: dict, variant: str) -> dict | None:
+def photo_crops(photo: Path, truth: dict, variant: str, sizes: str) -> dict | None:
     """{"crops", "scalars", "heights", "tilt"} of the cells read_stacks would measure, or None when
     the photo is of no use (training_photos.first_read). A turned or shrunk photo (`variant`) shows the
     stacks lit from another side or at a coarser resolution: new examples, with the same truth."""
-    read = first_read(photo, truth, variant)
+    read = first_read(photo, truth, variant, sizes)
     if read is None:
         return None
     world, tiles = read.located, read.located.first.tiles

@@ -29,7 +29,7 @@ from vision.errors import VisionError  # noqa: E402
 from vision.hexgrid import plane_to_cells, ring  # noqa: E402
 from vision.loading import load_image  # noqa: E402
 from vision.pipeline import LocatedWorld, locate_world  # noqa: E402
-from vision.profile import load_profile  # noqa: E402
+from vision.profile import load_profile, profile_from_json  # noqa: E402
 from vision.stacks import MAX_READ, place_stacks  # noqa: E402
 from vision.tile_net import tile_input  # noqa: E402
 from vision.tiles import tile_evidence  # noqa: E402
@@ -38,12 +38,13 @@ MIN_AGREEMENT = 0.8           # share of read tiles that must land on true tiles
 # every set the pipeline is measured on (BENCHMARKS.md); seed 37 kept its first name
 MEASURING_SETS = ("sample_images", "renders/holdout-seed7", "renders/train-seed37", "renders/holdout-seed38",
                   "renders/sizes-seed48", "renders/plain-seed48", "renders/fresh-seed49")
+SIZES_READ_WITH = ("rendered", "edition")
 TILT_BANDS = (("all", 0, 90), ("tilt 0-15", 0, 15), ("tilt 15-35", 15, 35), ("tilt 35-60", 35, 90))
 
 
 def trainer_args(argv, description: str, epochs: int, variants: str, variants_help: str):
     """The arguments a network trainer takes (folders of renders, --out-dir, --folds, --epochs,
-    --threads, --variants, --checkpoints, --start-from), parsed: the measuring sets refused, the
+    --threads, --variants, --checkpoints, --sizes, --start-from), parsed: the measuring sets refused, the
     variants checked."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("folders", nargs="+", type=Path)
@@ -54,6 +55,10 @@ def trainer_args(argv, description: str, epochs: int, variants: str, variants_he
     ap.add_argument("--checkpoints", type=Path, metavar="DIR",
                     help="save every training (each fold's, the final one) in DIR after each epoch, and go on "
                          "from there when run again: a training cut short loses at most an epoch")
+    ap.add_argument("--sizes", choices=SIZES_READ_WITH, default="rendered",
+                    help="the piece sizes the photos are read with: those rendered (the truth's profile, as after "
+                         "python -m calibration profile; the shipped networks) or the edition's (as vision reads "
+                         "a set nobody measured; renders of tools/render/plan.py --sizes-off differ)")
     ap.add_argument("--start-from", type=Path, metavar="DIR",
                     help="fine-tune the network DIR/NAME.npz (as vision loads it, e.g. vision/models) on these "
                          "photos instead of training one from scratch")
@@ -147,14 +152,13 @@ class FirstRead:
     true_heights: dict          # true cell -> height (at most MAX_READ)
 
 
-def first_read(photo: Path, truth: dict, variant: str) -> FirstRead | None:
+def first_read(photo: Path, truth: dict, variant: str, sizes: str) -> FirstRead | None:
     """The pipeline's first read of a photo (or its `variant`), its cells mapped to the true lattice
     through the true camera; None when the World is not found (or found wrong: its read tiles
     disagree with the truth). A mirrored, turned or shrunk photo shows another World, seen by
-    another camera: a new example, with the same truth once its pixels are turned back. The photo
-    is read with its edition's profile, as vision reads a photo of a set nobody measured: pieces
-    rendered at other sizes (tools/render/plan.py --sizes-off) teach the networks to read them so."""
-    profile = load_profile(truth["profile"]["name"])
+    another camera: a new example, with the same truth once its pixels are turned back. `sizes`
+    (SIZES_READ_WITH): read with the profile of the pieces rendered, or with their edition's."""
+    profile = profile_from_json(truth["profile"]) if sizes == "rendered" else load_profile(truth["profile"]["name"])
     bgr, original_pixels = variant_of(cv2.imread(str(photo), cv2.IMREAD_COLOR), variant)
     try:
         located = locate_world(load_image(bgr), profile)
@@ -174,12 +178,12 @@ def first_read(photo: Path, truth: dict, variant: str) -> FirstRead | None:
     return FirstRead(profile, located, stack_cells, mapped, true_tiles, true_heights)
 
 
-def tile_samples(photo: Path, truth: dict, variant: str) -> dict | None:
+def tile_samples(photo: Path, truth: dict, variant: str, sizes: str) -> dict | None:
     """What the tile network learns from one photo's cells, with the true stacks hiding what they
     hide: {"tile_X": evidence (vision.tiles.tile_evidence), "tile_crops": pictures
     (vision.tile_net.tile_input), "tile_y": whether a tile lies there, "tilt"}; None when the photo
     is of no use (first_read)."""
-    read = first_read(photo, truth, variant)
+    read = first_read(photo, truth, variant, sizes)
     if read is None:
         return None
     mapped, world = read.mapped, read.located
@@ -230,12 +234,14 @@ def cached_samples(folder: Path, name: str, version: str, variants, make, descri
 
 def gathered_samples(args, name: str, version: str, make, describe, labels: str):
     """(photos, group, tilt) for a trainer: the cached samples of every folder of `args`
-    (cached_samples), and for each of their `labels` the photo's index (a photo's variants are one
+    (cached_samples; `make(photo, truth, variant, sizes)` with the sizes args.sizes, which the cache's
+    version names), and for each of their `labels` the photo's index (a photo's variants are one
     group) and its camera's tilt. Exits when there are fewer usable photos than folds."""
     photos = []
+    read_with_sizes = lambda photo, truth, variant: make(photo, truth, variant, args.sizes)
     for folder in args.folders:
         print(f"{folder}:", flush=True)
-        photos += cached_samples(folder, name, version, args.variants, make, describe)
+        photos += cached_samples(folder, name, f"{version}-{args.sizes}", args.variants, read_with_sizes, describe)
     index = {n: i for i, n in enumerate(dict.fromkeys(n for n, _ in photos))}
     if len(index) < args.folds:
         sys.exit(f"{Path(sys.argv[0]).name}: only {len(index)} usable photos, need at least {args.folds}")

@@ -99,3 +99,24 @@ def test_crowded_photos_are_not_reachable_positions(tmp_path):
     photos = [("train-seed99/s001.jpg", {"heights": np.zeros(3)}), ("train-seed99/s002.jpg", {"heights": np.zeros(2)})]
     got = training_photos.reachable_samples([folder], photos, "heights")
     assert got.tolist() == [True, True, True, False, False]
+
+
+@pytest.mark.parametrize("sizes", training_photos.SIZES_READ_WITH)
+def test_a_photo_of_other_sized_pieces_is_read_with_the_sizes_asked_for(sizes):
+    truth = json.loads(TRUTHS[0].read_text())
+    edition = training_photos.load_profile(truth["profile"]["name"])
+    rendered = {**truth["profile"], "disc_diameter_mm": round(edition.disc_diameter_mm * 1.2, 3),
+                "tile_thickness_mm": round(edition.tile_thickness_mm * 0.8, 3)}
+    read = training_photos.first_read(TRUTHS[0].with_suffix(".jpg"), {**truth, "profile": rendered}, "", sizes)
+    assert read is not None
+    want = rendered if sizes == "rendered" else {"disc_diameter_mm": edition.disc_diameter_mm,
+                                                 "tile_thickness_mm": edition.tile_thickness_mm}
+    assert read.profile.disc_diameter_mm == pytest.approx(want["disc_diameter_mm"])
+    assert read.profile.tile_thickness_mm == pytest.approx(want["tile_thickness_mm"])
+
+
+def test_a_trainer_reads_the_sizes_rendered_unless_told_the_edition():
+    assert training_photos.trainer_args(["renders/train-seed31"], "train", epochs=5, variants="",
+                                        variants_help="").sizes == "rendered"
+    assert training_photos.trainer_args(["renders/train-seed31", "--sizes", "edition"], "train", epochs=5,
+                                        variants="", variants_help="").sizes == "edition"
