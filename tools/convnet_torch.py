@@ -106,7 +106,7 @@ def train(make_net, x, scalars, labels, epochs: int, seed: int, augment, batch=6
     if start is not None:
         net.start_from(start)
     top_rate = 3e-3 if start is None else FINE_TUNING_RATE
-    opt = torch.optim.AdamW(net.parameters(), top_rate * 2 / 3, weight_decay=1e-4)
+    opt = torch.optim.AdamW(net.parameters(), top_rate, weight_decay=1e-4)    # the schedule sets the rate
     steps = epochs * ((len(labels) + batch - 1) // batch)
     schedule = torch.optim.lr_scheduler.OneCycleLR(opt, top_rate, total_steps=steps)
     target = torch.from_numpy(np.asarray(labels, np.int64))

@@ -90,7 +90,7 @@ def stack_net() -> ConvNetTorch:
 
 
 def main(argv=None):
-    args = trainer_args(argv, __doc__.splitlines()[0], epochs=25, variants="",
+    args = trainer_args(argv, __doc__.splitlines()[0], "stack_net", epochs=25, variants="",
                         variants_help="; the shipped network was trained on the photos as they are, see BENCHMARKS.md")
     torch.set_num_threads(args.threads)
     photos, group, tilt = gathered_samples(
@@ -103,9 +103,8 @@ def main(argv=None):
     reachable = reachable_samples(args.folders, photos, "heights")
     ratio = game_prior_ratio(heights, reachable, MAX_READ + 1)
     print(f"chances times {np.round(ratio, 3).tolist()}: the height mix of the game positions", flush=True)
-    start = None if args.start_from is None else dict(np.load(args.start_from / "stack_net.npz"))
     p = out_of_fold_chances(stack_net, x, scalars, heights, group, args.folds, args.epochs, augmented,
-                            args.checkpoints, "stack_net", start) * ratio
+                            args.checkpoints, "stack_net", args.start) * ratio
     p /= p.sum(axis=1, keepdims=True)
     present = p[:, 0] < 0.5
     height = np.argmax(p[:, 1:], axis=1) + 1
@@ -124,7 +123,7 @@ def main(argv=None):
         "height": calibration_table(share_height[stack & present], (height == heights)[stack & present].astype(float)),
     }
     train_and_write(stack_net, x, scalars, heights, args.epochs, args.folds, augmented, args.out_dir, "stack_net",
-                    calibration, prior_ratio=ratio, checkpoints=args.checkpoints, start=start)
+                    calibration, prior_ratio=ratio, checkpoints=args.checkpoints, start=args.start)
 
 
 if __name__ == "__main__":

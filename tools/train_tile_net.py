@@ -46,7 +46,7 @@ def augmented(x: np.ndarray, scalars: np.ndarray, rng) -> tuple:
 
 
 def main(argv=None):
-    args = trainer_args(argv, __doc__.splitlines()[0], epochs=12, variants=",turn", variants_help="")
+    args = trainer_args(argv, __doc__.splitlines()[0], "tile_net", epochs=12, variants=",turn", variants_help="")
     torch.set_num_threads(args.threads)
     photos, group, tilt = gathered_samples(
         args, "cells", tile_version(), tile_samples,
@@ -61,8 +61,7 @@ def main(argv=None):
     def tile_net():
         return ConvNetTorch(CHANNELS, TILE_PX, TILE_PX, evidence.shape[1], 2, channels=(16, 32, 64), hidden=64)
 
-    start = None if args.start_from is None else scalars_standardised(
-        dict(np.load(args.start_from / "tile_net.npz")), mean, scale)
+    start = None if args.start is None else scalars_standardised(args.start, mean, scale)
     p = out_of_fold_chances(tile_net, x, scalars, labels, group, args.folds, args.epochs, augmented,
                             args.checkpoints, "tile_net", start)[:, 1]
     read = p > 0.5

@@ -43,10 +43,11 @@ SIZES_READ_WITH = ("rendered", "edition")
 TILT_BANDS = (("all", 0, 90), ("tilt 0-15", 0, 15), ("tilt 15-35", 15, 35), ("tilt 35-60", 35, 90))
 
 
-def trainer_args(argv, description: str, epochs: int, variants: str, variants_help: str):
-    """The arguments a network trainer takes (folders of renders, --out-dir, --folds, --epochs,
-    --threads, --variants, --checkpoints, --sizes, --start-from), parsed: the measuring sets refused, the
-    variants checked."""
+def trainer_args(argv, description: str, network: str, epochs: int, variants: str, variants_help: str):
+    """The arguments the trainer of `network` (its weights' name, e.g. "stack_net") takes (folders of
+    renders, --out-dir, --folds, --epochs, --threads, --variants, --checkpoints, --sizes,
+    --start-from), parsed: the measuring sets refused, the variants checked, and `args.start` the
+    weights --start-from names (DIR/NETWORK.npz), None without it."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("folders", nargs="+", type=Path)
     ap.add_argument("--out-dir", type=Path, default=MODEL_DIR)
@@ -61,15 +62,20 @@ def trainer_args(argv, description: str, epochs: int, variants: str, variants_he
                          "python -m calibration profile; the shipped networks) or the edition's (as vision reads "
                          "a set nobody measured; renders of tools/render/plan.py --sizes-off differ)")
     ap.add_argument("--start-from", type=Path, metavar="DIR",
-                    help="fine-tune the network DIR/NAME.npz (as vision loads it, e.g. vision/models) on these "
-                         "photos instead of training one from scratch")
+                    help=f"fine-tune the network DIR/{network}.npz (as vision loads it, e.g. vision/models) on "
+                         "these photos instead of training one from scratch")
     ap.add_argument("--variants", default=variants,
                     help=f"comma-separated, of {sorted(VARIANTS)} ('' is the photo as it is{variants_help})")
     args = ap.parse_args(argv)
     refuse_measuring_sets(ap, args.folders)
-    if args.start_from is not None and not args.start_from.is_dir():
-        ap.error(f"--start-from {args.start_from}: no such folder")
     args.variants = parse_variants(ap, args.variants)
+    args.start = None
+    if args.start_from is not None:
+        weights = args.start_from / f"{network}.npz"
+        if not weights.is_file():
+            ap.error(f"--start-from {args.start_from}: no {network}.npz there")
+        with np.load(weights) as data:
+            args.start = dict(data)
     return args
 
 

@@ -71,11 +71,11 @@ def test_variants_are_checked(capsys):
 
 
 def test_a_trainer_takes_folders_and_refuses_the_measuring_sets(capsys):
-    args = training_photos.trainer_args(["renders/train-seed31", "--variants", ",turn"], "train", epochs=5,
+    args = training_photos.trainer_args(["renders/train-seed31", "--variants", ",turn"], "train", "stack_net", epochs=5,
                                         variants="", variants_help="")
     assert args.variants == ["", "turn"] and args.epochs == 5 and args.folds == 3
     with pytest.raises(SystemExit):
-        training_photos.trainer_args([str(REPO / "sample_images")], "train", epochs=5, variants="", variants_help="")
+        training_photos.trainer_args([str(REPO / "sample_images")], "train", "stack_net", epochs=5, variants="", variants_help="")
     assert "train on other renders" in capsys.readouterr().err
 
 
@@ -116,7 +116,21 @@ def test_a_photo_of_other_sized_pieces_is_read_with_the_sizes_asked_for(sizes):
 
 
 def test_a_trainer_reads_the_sizes_rendered_unless_told_the_edition():
-    assert training_photos.trainer_args(["renders/train-seed31"], "train", epochs=5, variants="",
+    assert training_photos.trainer_args(["renders/train-seed31"], "train", "stack_net", epochs=5, variants="",
                                         variants_help="").sizes == "rendered"
-    assert training_photos.trainer_args(["renders/train-seed31", "--sizes", "edition"], "train", epochs=5,
-                                        variants="", variants_help="").sizes == "edition"
+    assert training_photos.trainer_args(["renders/train-seed31", "--sizes", "edition"], "train", "stack_net",
+                                        epochs=5, variants="", variants_help="").sizes == "edition"
+
+
+def test_a_trainer_starts_from_the_named_networks_weights_or_says_they_are_missing(capsys):
+    args = training_photos.trainer_args(["renders/train-seed31", "--start-from", str(REPO / "vision/models")],
+                                        "train", "tile_net", epochs=5, variants="", variants_help="")
+    with np.load(REPO / "vision/models/tile_net.npz") as shipped:
+        assert sorted(args.start) == sorted(shipped.files)
+        assert all(np.array_equal(args.start[k], shipped[k]) for k in shipped.files)
+    assert training_photos.trainer_args(["renders/train-seed31"], "train", "tile_net", epochs=5, variants="",
+                                        variants_help="").start is None
+    with pytest.raises(SystemExit):
+        training_photos.trainer_args(["renders/train-seed31", "--start-from", str(REPO / "tools")], "train",
+                                     "tile_net", epochs=5, variants="", variants_help="")
+    assert "no tile_net.npz there" in capsys.readouterr().err
