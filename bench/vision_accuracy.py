@@ -380,6 +380,29 @@ def compare_runs(earlier: list[dict], rows: list[dict]) -> list[str]:
     return lines
 
 
+def read_images(items, args, measured_profiles: Path | None) -> list:
+    """Each image's score row (score_image), read by vision as the options say; with
+    `measured_profiles` (a folder), each render's own set profile is written there and given."""
+    rows = []
+    for image, truth in items:
+        meta = truth.get("meta", {})
+        profile = None if args.no_profile else meta.get("edition")
+        if measured_profiles:
+            profile = str(measured_profiles / f"{image.stem}.json")
+            Path(profile).write_text(json.dumps(truth["profile"]))
+        reserves = truth["position"].get("reserves") if args.reserves_from_truth else None
+        second = Path(args.second_photos) / image.name if args.second_photos else None
+        pred, wall, inner, note = run_vision(image, profile, args.timeout, args.python, reserves, second)
+        row = score_image(truth["position"], pred)
+        row.update({"name": image.stem, "wall_s": wall, "vision_s": inner, "note": note,
+                    **{key: meta.get(key, "?") for key in GROUP_KEYS}})
+        rows.append(row)
+        if args.verbose:
+            print(f"{image.stem}: {note}, cells {row['cells_right']}/{row['cells']}, "
+                  f"stacks {row['stacks_matched']}/{row['stacks_true']}, {wall:.1f} s", flush=True)
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Vision accuracy on sample photos with ground truth.")
     ap.add_argument("folder", help="folder of NAME.jpg + NAME.json (tools/render truth)")
@@ -418,24 +441,11 @@ def main(argv=None):
     items = list(load_truths(folder))
     if not items:
         sys.exit(f"vision_accuracy: no images with truth (exxit-sample/1) in {folder}")
-    rows = []
-    measured = tempfile.TemporaryDirectory() if args.measured_profile else None
-    for image, truth in items:
-        meta = truth.get("meta", {})
-        profile = None if args.no_profile else meta.get("edition")
-        if measured:
-            profile = str(Path(measured.name) / f"{image.stem}.json")
-            Path(profile).write_text(json.dumps(truth["profile"]))
-        reserves = truth["position"].get("reserves") if args.reserves_from_truth else None
-        second = Path(args.second_photos) / image.name if args.second_photos else None
-        pred, wall, inner, note = run_vision(image, profile, args.timeout, args.python, reserves, second)
-        row = score_image(truth["position"], pred)
-        row.update({"name": image.stem, "wall_s": wall, "vision_s": inner, "note": note,
-                    **{key: meta.get(key, "?") for key in GROUP_KEYS}})
-        rows.append(row)
-        if args.verbose:
-            print(f"{image.stem}: {note}, cells {row['cells_right']}/{row['cells']}, "
-                  f"stacks {row['stacks_matched']}/{row['stacks_true']}, {wall:.1f} s", flush=True)
+    if args.measured_profile:
+        with tempfile.TemporaryDirectory() as profiles:
+            rows = read_images(items, args, Path(profiles))
+    else:
+        rows = read_images(items, args, None)
     tables = grouped(rows, keys)
     print(f"vision accuracy on {len(rows)} images of {folder}")
     for groups in tables.values():
