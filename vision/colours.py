@@ -125,7 +125,9 @@ def _robust_class(pixels: np.ndarray, floor=(3.0, 2.0, 2.0)) -> ColourClass:
     return ColourClass(mean=med, sigma=np.maximum(mad, floor))
 
 
-TABLE_SOURCES = ("border", "lower border", "main colour")
+TABLE_SOURCES = ("border", "lower border", "main colour", "surroundings")
+SURROUNDINGS = 0.15              # of the photo's short side: the span over which the table's own colour is
+                                 # taken as even ("surroundings"); a World's tiles cover less of it
 
 
 def find_colours(image: LoadedImage, profile: SetProfile, table_from: str = "border") -> ColourModel:
@@ -133,7 +135,9 @@ def find_colours(image: LoadedImage, profile: SetProfile, table_from: str = "bor
     The table's colours come from the photo's border (`table_from`, one of TABLE_SOURCES): all of
     it; or its lower two thirds only (a tilted photo's top may show the room beyond the table,
     whose colours can match the tiles'); or all of it, but only its commonest colour (a lamp's
-    pool of light at the border can match the light tiles, and the shade the dark ones)."""
+    pool of light at the border can match the light tiles, and the shade the dark ones); or all of
+    it, the World's region being what differs from the table around it (the median colour of its
+    surroundings: a lamp's pool of light across a plain table, dark tiles in its shade)."""
     if table_from not in TABLE_SOURCES:
         raise ValueError(f"table colours come from one of {TABLE_SOURCES}, not {table_from!r}")
     lab = image.lab
@@ -148,7 +152,10 @@ def find_colours(image: LoadedImage, profile: SetProfile, table_from: str = "bor
     if table_from == "main colour":
         tables = tables[:1]
     small = lab[::2, ::2]
-    table_d2 = np.min([t.distance2(small) for t in tables], axis=0)
+    if table_from == "surroundings":
+        table_d2 = tables[0].distance2(small - _surroundings(small) + tables[0].mean.astype(np.float32))
+    else:
+        table_d2 = np.min([t.distance2(small) for t in tables], axis=0)
     foreground = cv2.resize((table_d2 > 16.0).astype(np.uint8), (w, h), interpolation=cv2.INTER_NEAREST)
     k = max(3, int(round(min(h, w) / 250)) | 1)
     foreground = cv2.morphologyEx(foreground, cv2.MORPH_OPEN, np.ones((k, k), np.uint8))
@@ -165,6 +172,21 @@ def find_colours(image: LoadedImage, profile: SetProfile, table_from: str = "bor
     return ColourModel(tables=tables, tiles=tiles, discs=dict(tiles), world_mask=world_mask, lab=lab,
                        _gradient=image.lightness_gradient, confidence=_separation(tiles), regions=regions,
                        white_is_lighter=profile.white_is_lighter(), hints=hint_labs(profile))
+
+
+def _surroundings(lab: np.ndarray) -> np.ndarray:
+    """Each pixel's median Lab colour over a window SURROUNDINGS of the image's short side wide
+    (computed at a quarter of the resolution): the table's own colour where the tiles and discs
+    on it cover less of the window than the table does."""
+    h, w = lab.shape[:2]
+    small = cv2.resize(lab, (max(1, w // 4), max(1, h // 4)), interpolation=cv2.INTER_AREA)
+    k = max(3, int(SURROUNDINGS * min(small.shape[:2])) | 1)
+    scale = np.array([2.55, 1.0, 1.0], np.float32)          # Lab to 0..255 for 8-bit median filters
+    offset = np.array([0.0, 128.0, 128.0], np.float32)
+    as_bytes = np.clip(small * scale + offset, 0, 255).astype(np.uint8)
+    median = np.stack([cv2.medianBlur(np.ascontiguousarray(as_bytes[..., i]), k) for i in range(3)], -1)
+    median = (median.astype(np.float32) - offset) / scale
+    return cv2.resize(median, (w, h), interpolation=cv2.INTER_LINEAR)
 
 
 def _table_classes(border: np.ndarray) -> list:

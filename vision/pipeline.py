@@ -128,8 +128,10 @@ def locate_world(image, profile) -> LocatedWorld:
     on which no tile reads is not the World). A small World is looked at at a finer working
     resolution; when one resolution shows no World, the other is tried, and then both again with
     the table's colours taken from the photo's lower border only (the top of a tilted photo may
-    show the room beyond the table), and then from the border's commonest colour only (a lamp's
-    pool of light at the border may match the light tiles), before giving up. A working image's
+    show the room beyond the table), then from the border's commonest colour only (a lamp's
+    pool of light at the border may match the light tiles), and then with the World's region
+    being what differs from the table around it (a lamp's pool of light inside the photo), before
+    giving up. A working image's
     straight edges are found in the background while its colour model is learnt."""
     failure = geometry_failure = None
     background = ThreadPoolExecutor(max_workers=2)
@@ -162,7 +164,8 @@ def locate_world(image, profile) -> LocatedWorld:
 def _colour_models(image, profile, about_to_look_at):
     """(working image, its colour model) in the order locate_world tries them, with the error that
     says why in place of a colour model that could not be learnt: the table's colours from the
-    whole border, then from its lower part, then from the border's commonest colour (TABLE_SOURCES);
+    whole border, then from its lower part, then from the border's commonest colour, then from the
+    whole border with the region set apart from the table's colour around it (TABLE_SOURCES);
     for each, the photo's working image and a finer one (the finer first when the World is small;
     none when the photo is no larger). `about_to_look_at(working image)` is called before its
     colour model is learnt."""

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 import vision
-from synthetic import COLOURS, Scene, midgame, render
+from synthetic import COLOURS, Scene, diamond, midgame, render
 from vision.colours import BLACK, TABLE, WHITE, ColourClass, ColourModel, find_colours, hint_labs
 from vision.loading import load_image
 from vision.profile import ColourHint, load_profile
@@ -97,6 +97,28 @@ def test_a_pool_of_lamp_light_at_the_border_is_left_out_of_the_table_colours_fro
     assert all(main.pixel_classes()[0][y, x] == WHITE for x, y in pixels)
     reading = vision.analyze_photo(photo.full)       # the third look finds the World's light tiles
     assert list(reading.tiles.tiles.values()).count("white") >= len(light)
+
+
+def test_a_pool_of_lamp_light_inside_the_photo_is_set_apart_from_the_world_by_its_surroundings():
+    # an opening under a desk lamp: the pool of light beside the four tiles is as light as the light
+    # tiles, the shade around it as dark as the dark ones (cf. dev render s138 of seed 44, whose
+    # World was found only so); from the border's colours the pool joins the World's region
+    img, cam = render(Scene(tiles=diamond(), edition="black-white", tilt_deg=50, distance_mm=700, clutter=True))
+    white, black, table = (np.array(c, np.float32) for c in COLOURS["black-white"])
+    h, w = img.shape[:2]
+    yy, xx = np.mgrid[0:h, 0:w]
+    centre = (0.6 * w, 0.6 * h)
+    pool = np.exp(-(((xx - centre[0]) / (0.25 * w)) ** 2 + ((yy - centre[1]) / (0.3 * h)) ** 2))[..., None]
+    is_table = np.abs(img.astype(np.float32) - table).max(axis=2, keepdims=True) < 40
+    photo = load_image(np.clip(np.where(is_table, black * 1.2 * (1 - pool) + white * pool, img), 0, 255).astype(np.uint8))
+    pixels = [_tile_pixel(cam, cell, photo.scale) for cell in diamond()]
+    pool_x, pool_y = (np.array(centre) * photo.scale).astype(int)
+    whole = find_colours(photo, load_profile())
+    around = find_colours(photo, load_profile(), "surroundings")
+    assert whole.world_mask[pool_y, pool_x] > 0
+    assert around.world_mask[pool_y, pool_x] == 0
+    assert all(around.world_mask[y, x] > 0 for x, y in pixels)
+    assert around.world_mask.mean() / 255 < 0.05
 
 
 def test_table_colours_come_from_a_named_part_of_the_border():
