@@ -23,6 +23,8 @@ ADDED_CONFIDENCE = 0.5           # of a tile added to complete them (under CONFI
 LAYING_RULE = 2.5                # log-odds of the tile network's read that a tile touching fewer than two
                                  # others overrules (samples: such tiles of the rule texts' diagrams read at
                                  # 3.3 and more, the phantom tiles and missed cells beside them at 0.7-1.6)
+UNDER_STACK_WEIGHT = 0.5         # of those log-odds on a cell under a stack, which hides most of its tile (dev
+                                 # renders: tiles read under off-World stacks, and a tile missed under a stack)
 OUTLINE_RANK = 1
 FLOOR_PCT = 50
 EDGE_WEAK = 0.06                 # hexagon-outline support (2nd weakest side) a coloured tile needs
@@ -301,7 +303,7 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.
     added = _diamond_completion(colours, cells, p_tile, medians, roles)
     for i, role in added.items():
         is_tile[i], roles[i], conf[i] = True, (role, ADDED_CONFIDENCE), ADDED_CONFIDENCE
-    laid = _laying_rule(cells, is_tile, p_tile, set(added))
+    laid = _laying_rule(cells, is_tile, p_tile, set(added), {i for i, c in enumerate(cells) if c in stacked})
     for i in laid:
         is_tile[i], conf[i] = not is_tile[i], ADDED_CONFIDENCE
         roles.pop(i, None)
@@ -315,29 +317,34 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.
     return reading
 
 
-def _laying_rule(cells: list, is_tile: np.ndarray, p_tile: np.ndarray, keep: set) -> list:
+def _laying_rule(cells: list, is_tile: np.ndarray, p_tile: np.ndarray, keep: set, under_stacks=frozenset()) -> list:
     """Indices of the cells to read the other way so that every tile touches at least two others,
-    as every tile laid in a game does: while a tile touches fewer, the cheaper of dropping it or
-    reading as a tile a cell beside it that touches two tiles, by the tile network's log-odds,
-    if that is at most LAYING_RULE. The rule texts' diagrams and the experienced players' set-up
-    break the rule; their tiles read sure stay. Cells in `keep` are not dropped, and no cell is
-    read again twice."""
+    as every tile laid in a game does: while a tile touches fewer, dropping it or reading as a tile
+    a cell beside it that touches two tiles, whichever costs less by the tile network's log-odds,
+    among those that cost at most LAYING_RULE. The rule texts' diagrams and the experienced
+    players' set-up break the rule; their tiles read sure stay. In choosing, the log-odds of the
+    cells in `under_stacks` count UNDER_STACK_WEIGHT: a stack hides most of its tile, and an
+    off-World stack touching one tile is as a game leaves it where a tile under it is not. Cells in
+    `keep` are not dropped, and no cell is read again twice."""
     index = {c: i for i, c in enumerate(cells)}
     tiles = {cells[i] for i in np.flatnonzero(is_tile)}
     p = np.clip(p_tile, 1e-6, 1 - 1e-6)
     against = np.log(p / (1 - p))                   # what reading cell i as no tile costs; as a tile, -that
+    weight = np.ones(len(cells))
+    weight[list(under_stacks)] = UNDER_STACK_WEIGHT
     touching = lambda c: sum(n in tiles for n in neighbours(c))
     changed = []
     while True:
-        options = []
+        costs = {}
         for c in (c for c in tiles if touching(c) < 2):
             if index[c] not in keep and index[c] not in changed:
-                options.append((against[index[c]], index[c]))
-            options += [(-against[index[n]], index[n]) for n in neighbours(c)
-                        if n in index and n not in tiles and index[n] not in changed and touching(n) >= 2]
-        if not options or min(options)[0] > LAYING_RULE:
+                costs[index[c]] = against[index[c]]
+            costs.update({index[n]: -against[index[n]] for n in neighbours(c)
+                          if n in index and n not in tiles and index[n] not in changed and touching(n) >= 2})
+        allowed = [(cost * weight[i], i) for i, cost in costs.items() if cost <= LAYING_RULE]
+        if not allowed:
             return changed
-        _, i = min(options)
+        _, i = min(allowed)
         tiles ^= {cells[i]}
         changed.append(i)
 
