@@ -106,8 +106,8 @@ def reading_warnings(tiles: TileReading, stacks: StackReading, origin) -> list:
                                     "as every tile laid in a game does; please check"})
     if tiles.added:
         warnings.append({"code": "added-to-the-diamond", "cells": warning_cells(shift(tiles.added)),
-                         "message": f"{len(tiles.added)} tile(s) the photo shows only faintly read as tiles, as every "
-                                    "game has at least 2 tiles of each colour; please check"})
+                         "message": f"{len(tiles.added)} cell(s) read again to complete the opening diamond every "
+                                    "game holds (at least 2 tiles of each colour); please check"})
     return warnings
 
 

@@ -25,6 +25,11 @@ LAYING_RULE = 2.5                # log-odds of the tile network's read that a ti
                                  # 3.3 and more, the phantom tiles and missed cells beside them at 0.7-1.6)
 UNDER_STACK_WEIGHT = 0.5         # of those log-odds on a cell under a stack, which hides most of its tile (dev
                                  # renders: tiles read under off-World stacks, and a tile missed under a stack)
+OPENING_TILES = 4                # tiles read at most for a reading lacking a colour's two to be an opening
+OPENING_FIT = 8.0                # log-odds of the tile network's reads and colour reads the opening diamond may
+                                 # overrule (dev renders: openings mended at 0.3-6.2; the rule texts' three-tile
+                                 # diagrams would cost 13 and more)
+COLOUR_LOSS = 4.0                # what reading a tile as the colour it looks least like costs (log-odds)
 OUTLINE_RANK = 1
 FLOOR_PCT = 50
 EDGE_WEAK = 0.06                 # hexagon-outline support (2nd weakest side) a coloured tile needs
@@ -300,10 +305,17 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.
     conf = net.confidence("tile", np.maximum(p_tile, 1 - p_tile))
     medians = _under_stack_colours(colours, geo, cells, hidden, stacked, medians)
     roles = _tile_roles(colours, medians, is_tile)
-    added = _diamond_completion(colours, cells, p_tile, medians, roles)
+    under_stacks = {i for i, c in enumerate(cells) if c in stacked}
+    added = _opening_diamond(colours, cells, p_tile, medians, roles, under_stacks)
+    if added is None:
+        added = _diamond_completion(colours, cells, p_tile, medians, roles)
     for i, role in added.items():
-        is_tile[i], roles[i], conf[i] = True, (role, ADDED_CONFIDENCE), ADDED_CONFIDENCE
-    laid = _laying_rule(cells, is_tile, p_tile, set(added), {i for i, c in enumerate(cells) if c in stacked})
+        is_tile[i], conf[i] = role is not None, ADDED_CONFIDENCE
+        if role is None:
+            roles.pop(i, None)
+        else:
+            roles[i] = (role, ADDED_CONFIDENCE)
+    laid = _laying_rule(cells, is_tile, p_tile, {i for i, role in added.items() if role}, under_stacks)
     for i in laid:
         is_tile[i], conf[i] = not is_tile[i], ADDED_CONFIDENCE
         roles.pop(i, None)
@@ -368,6 +380,56 @@ def _under_stack_colours(colours: ColourModel, geo: WorldGeometry, cells: list, 
     medians = medians.copy()
     medians[np.array(under)[enough]] = ring_medians[enough]
     return medians
+
+
+def _opening_diamond(colours: ColourModel, cells: list, p_tile: np.ndarray, medians: np.ndarray, roles: dict,
+                     under_stacks: set) -> dict | None:
+    """{index: role, or None for no tile} of the cells to read again so that a reading of at most
+    OPENING_TILES tiles, a colour short of its two, becomes the opening diamond every game starts
+    from (RULES.md §4: two tiles of one colour touching in the middle, one of the other colour at
+    each end); None when the reading is larger, has both colours' two, or no diamond costs at most
+    OPENING_FIT. A diamond's cost is the tile network's log-odds it overrules (UNDER_STACK_WEIGHT of
+    them under stacks, as in _laying_rule) and, for each of its tiles, what reading it in its
+    colour costs (_colour_loss); whichever colour's tiles touch in the middle."""
+    tiles = {cells[i] for i in roles}
+    lacking = any(sum(1 for r, _ in roles.values() if r == role) < 2 for role in ("white", "black"))
+    if not lacking or not tiles or len(tiles) > OPENING_TILES:
+        return None
+    index = {c: i for i, c in enumerate(cells)}
+    p = np.clip(p_tile, 1e-6, 1 - 1e-6)
+    against = np.log(p / (1 - p))
+    against[list(under_stacks)] *= UNDER_STACK_WEIGHT
+    best = None
+    middles = {frozenset((a, b)) for t in tiles for a in (t, *neighbours(t)) for b in neighbours(a)}
+    for pair in middles:
+        a, b = sorted(pair)
+        ends = set(neighbours(a)) & set(neighbours(b))
+        diamond = {a: "middle", b: "middle", **{e: "end" for e in ends}}
+        if not all(c in index for c in diamond):
+            continue
+        dropped = sum(against[index[t]] for t in tiles - set(diamond))
+        for middle, end in (("white", "black"), ("black", "white")):
+            colour = {"middle": middle, "end": end}
+            cost = dropped + sum((0.0 if c in tiles else -against[index[c]]) +
+                                 _colour_loss(colours, medians[index[c]], colour[place])
+                                 for c, place in diamond.items())
+            if best is None or cost < best[0]:
+                best = (cost, {index[c]: colour[place] for c, place in diamond.items()}, tiles - set(diamond))
+    if best is None or best[0] > OPENING_FIT:
+        return None
+    _, chosen, dropped = best
+    changes = {i: role for i, role in chosen.items() if roles.get(i, (None,))[0] != role}
+    changes.update({index[c]: None for c in dropped})
+    return changes
+
+
+def _colour_loss(colours: ColourModel, median: np.ndarray, role: str) -> float:
+    """What reading a tile of this median colour as `role` costs: 0 when it looks more like that
+    tile colour than the other, up to COLOUR_LOSS when it looks like the other."""
+    other = "black" if role == "white" else "white"
+    d_role = np.linalg.norm((median - colours.tiles[role].mean) * LAB_WEIGHTS)
+    d_other = np.linalg.norm((median - colours.tiles[other].mean) * LAB_WEIGHTS)
+    return float(COLOUR_LOSS * max(0.0, (d_role - d_other) / (d_role + d_other + 1e-9)))
 
 
 def _diamond_completion(colours: ColourModel, cells: list, p_tile: np.ndarray, medians: np.ndarray,

@@ -282,8 +282,8 @@ def test_a_stack_lowered_to_keep_to_the_set_is_named_and_marked(page, live_serve
 
 
 @pytest.mark.parametrize("code, message, shown", [
-    ("added-to-the-diamond", "1 tile(s) the photo shows only faintly read as tiles, as every game has at least 2 "
-                             "tiles of each colour; please check", "shows only faintly"),
+    ("added-to-the-diamond", "1 cell(s) read again to complete the opening diamond every game holds (at least 2 "
+                             "tiles of each colour); please check", "complete the opening diamond"),
     ("laid-beside-two", "1 cell(s) read again so that every tile touches two others, as every tile laid in a "
                         "game does; please check", "every tile touches two others"),
 ])
