@@ -35,10 +35,10 @@ FLOOR_PCT = 50
 EDGE_WEAK = 0.06                 # hexagon-outline support (2nd weakest side) a coloured tile needs
 EDGE_STRONG = 0.12               # ... that makes a tile even of a table-coloured cell (both are
                                  # raised with the photo's own floor, the median over all cells)
-UNDER_STACK_RADII = (0.44, 0.465)   # lattice units: where a tile under a stack shows its own colour, clear
-                                    # of the stack's rims and near shadow (a disc reaches 0.33 and its
-                                    # offset, the tile's sides 0.49)
-UNDER_STACK_SEEN = 8             # of those 72 points, visible ones enough to decide that tile's colour
+SIDE_RING_RADII = (0.44, 0.465)     # lattice units: where a tile shows its own colour, clear of a stack's rims
+                                    # and near shadow (a disc reaches 0.33 and its offset, the tile's sides 0.49)
+                                    # and of most of the glare a lamp leaves on a glossy tile
+SIDE_RING_SEEN = 8               # of those 72 points, visible ones enough to decide that tile's colour
 
 
 @dataclass
@@ -290,8 +290,8 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.
                    first: TileReading, stacked: set) -> TileReading:
     """The final reading of each cell once the stacks are known: the tile network weighs the
     cell's picture (vision.tile_net.tile_input) and its evidence (tile_evidence) into the chance
-    of a tile; a tile's colour is the nearer of the two tile colour clusters (relearnt from these
-    tiles). Every game's World holds the opening diamond's two tiles of each colour (tiles are
+    of a tile; a tile's colour, seen near its sides (_side_ring_colours), is the nearer of the two
+    tile colour clusters (relearnt from these tiles). Every game's World holds the opening diamond's two tiles of each colour (tiles are
     never taken away): where fewer of a colour are read, the likeliest cells beside them that look
     of that colour and have at least DIAMOND_CHANCE of a tile complete them, flagged uncertain
     (the reading's `added`). Every tile a game lays touches two others (RULES.md §8.1; so do the
@@ -303,7 +303,7 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.
     p_tile = net.probabilities(tile_input(colours, geo, cells, hidden), features)[:, 1]
     is_tile = p_tile > 0.5
     conf = net.confidence("tile", np.maximum(p_tile, 1 - p_tile))
-    medians = _under_stack_colours(colours, geo, cells, hidden, stacked, medians)
+    medians = _side_ring_colours(colours, geo, cells, hidden, medians)
     roles = _tile_roles(colours, medians, is_tile)
     under_stacks = {i for i, c in enumerate(cells) if c in stacked}
     added = _opening_diamond(colours, cells, p_tile, medians, roles, under_stacks)
@@ -361,24 +361,22 @@ def _laying_rule(cells: list, is_tile: np.ndarray, p_tile: np.ndarray, keep: set
         changed.append(i)
 
 
-_UNDER_STACK_OFFSETS = _rings(UNDER_STACK_RADII, np.radians(np.arange(0, 360, 10)))
+_SIDE_RING_OFFSETS = _rings(SIDE_RING_RADII, np.radians(np.arange(0, 360, 10)))
 
 
-def _under_stack_colours(colours: ColourModel, geo: WorldGeometry, cells: list, hidden: np.ndarray, stacked: set,
-                         medians: np.ndarray) -> np.ndarray:
-    """The cells' median colours (tile_evidence) with those of the cells under stacks taken from a
-    ring near the tile's sides (UNDER_STACK_RADII), where enough of it is visible: the points
-    right beside a stack fall on its lower discs' rims or its shadow as often as on the tile (a
-    white tile under a black stack in lamp light read black)."""
-    under = [i for i, c in enumerate(cells) if c in stacked]
-    if not under:
-        return medians
-    ring = np.broadcast_to(_UNDER_STACK_OFFSETS, (len(under),) + _UNDER_STACK_OFFSETS.shape)
-    classes, usable, lab = _cell_samples(colours, geo, [cells[i] for i in under], ring, hidden)
+def _side_ring_colours(colours: ColourModel, geo: WorldGeometry, cells: list, hidden: np.ndarray,
+                       medians: np.ndarray) -> np.ndarray:
+    """The cells' median colours (tile_evidence) taken from a ring near the tile's sides
+    (SIDE_RING_RADII) where enough of it is visible, as the colours a tile is read in: a stack's
+    lower discs' rims and its shadow fall right beside it (a white tile under a black stack in
+    lamp light read black), and a lamp's glare on a glossy black tile lies mostly in its middle
+    (black tiles under an overhead light read white from above)."""
+    ring = np.broadcast_to(_SIDE_RING_OFFSETS, (len(cells),) + _SIDE_RING_OFFSETS.shape)
+    classes, usable, lab = _cell_samples(colours, geo, cells, ring, hidden)
     _, ring_medians, _ = _cell_colours(colours, classes, usable, lab)
-    enough = usable.sum(axis=1) >= UNDER_STACK_SEEN
+    enough = usable.sum(axis=1) >= SIDE_RING_SEEN
     medians = medians.copy()
-    medians[np.array(under)[enough]] = ring_medians[enough]
+    medians[enough] = ring_medians[enough]
     return medians
 
 

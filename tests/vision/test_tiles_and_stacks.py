@@ -86,3 +86,19 @@ def test_a_white_tile_under_a_black_stack_and_its_shadow_reads_white():
     img.reshape(-1, 3)[shadow] = COLOURS["black-white"][1]
     reading = vision.analyze_photo(img, profile="black-white")
     assert compare(reading, scene, cam)["cell_errors"] == 0
+
+
+def test_a_black_tile_under_a_lamps_glare_reads_black():
+    # from nearly straight above, an overhead light's reflection lightens all but the sides of a
+    # glossy black tile to a grey nearer the white tiles' than the black ones' (cf. dev renders
+    # s015 of seed 54 and s039 of seed 40, where such tiles read white); its sides stay dark
+    scene = Scene(tiles=RING, tilt_deg=8, yaw_deg=35, edition="black-white")
+    img, cam = render(scene)
+    h, w = img.shape[:2]
+    ys, xs = np.mgrid[0:h, 0:w]
+    plane = cam.pixel_to_plane(np.column_stack([xs.ravel(), ys.ravel()]), 0.0) / scene.pitch_mm
+    dark_tile = img.reshape(-1, 3).max(axis=1) < 60
+    radius = np.hypot(*(plane - np.array(cell_to_plane((0, 1)))).T)
+    img.reshape(-1, 3)[(radius < 0.42) & dark_tile] = (150, 150, 150)
+    reading = vision.analyze_photo(img, profile="black-white")
+    assert compare(reading, scene, cam)["cell_errors"] == 0
