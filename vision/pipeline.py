@@ -131,8 +131,8 @@ def locate_world(image, profile) -> LocatedWorld:
     show the room beyond the table), then from the border's commonest colour only (a lamp's
     pool of light at the border may match the light tiles), and then with the World's region
     being what differs from the table around it (a lamp's pool of light inside the photo), before
-    giving up. A working image's
-    straight edges are found in the background while its colour model is learnt."""
+    giving up. A working image's straight edges are found in the background while its colour
+    model is learnt."""
     failure = geometry_failure = None
     background = ThreadPoolExecutor(max_workers=2)
     looked_at = {}

@@ -28,7 +28,7 @@ UNDER_STACK_WEIGHT = 0.5         # of those log-odds on a cell under a stack, wh
 OPENING_TILES = 4                # tiles read at most for a reading lacking a colour's two to be an opening
 OPENING_FIT = 8.0                # log-odds of the tile network's reads and colour reads the opening diamond may
                                  # overrule (dev renders: openings mended at 0.3-6.2; the rule texts' three-tile
-                                 # diagrams would cost 13 and more)
+                                 # diagrams, samples s004 and s007, would cost 10 and more)
 COLOUR_LOSS = 4.0                # what reading a tile as the colour it looks least like costs (log-odds)
 OUTLINE_RANK = 1
 FLOOR_PCT = 50
@@ -291,12 +291,14 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.
     """The final reading of each cell once the stacks are known: the tile network weighs the
     cell's picture (vision.tile_net.tile_input) and its evidence (tile_evidence) into the chance
     of a tile; a tile's colour, seen near its sides (_side_ring_colours), is the nearer of the two
-    tile colour clusters (relearnt from these tiles). Every game's World holds the opening diamond's two tiles of each colour (tiles are
-    never taken away): where fewer of a colour are read, the likeliest cells beside them that look
-    of that colour and have at least DIAMOND_CHANCE of a tile complete them, flagged uncertain
-    (the reading's `added`). Every tile a game lays touches two others (RULES.md §8.1; so do the
-    diamond's): where a tile read touches fewer, the cheapest mend that the network does not rule
-    out (_laying_rule) reads it again, flagged uncertain (the reading's `laid`)."""
+    tile colour clusters (relearnt from these tiles). Every game's World holds the opening
+    diamond's two tiles of each colour (tiles are never taken away): a reading of at most four
+    tiles that lacks them is read again as that diamond where that overrules only doubtful reads
+    (_opening_diamond); otherwise, where fewer of a colour are read, the likeliest cells beside
+    them that look of that colour and have at least DIAMOND_CHANCE of a tile complete them; both
+    flagged uncertain (the reading's `added`). Every tile a game lays touches two others (RULES.md
+    §8.1; so do the diamond's): where a tile read touches fewer, the cheapest mend that the network
+    does not rule out (_laying_rule) reads it again, flagged uncertain (the reading's `laid`)."""
     cells = list(cells)
     net = ConvNet.shipped("tile_net")
     features, medians, votes, visible = tile_evidence(colours, geo, cells, outline, hidden, first, stacked)
