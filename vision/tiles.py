@@ -335,11 +335,12 @@ def _laying_rule(cells: list, is_tile: np.ndarray, p_tile: np.ndarray, keep: set
     """Indices of the cells to read the other way so that every tile touches at least two others,
     as every tile laid in a game does: while a tile touches fewer, dropping it or reading as a tile
     a cell beside it that touches two tiles, whichever costs less by the tile network's log-odds,
-    among those that cost at most LAYING_RULE. The rule texts' diagrams and the experienced
-    players' set-up break the rule; their tiles read sure stay. In choosing, the log-odds of the
-    cells in `under_stacks` count UNDER_STACK_WEIGHT: a stack hides most of its tile, and an
-    off-World stack touching one tile is as a game leaves it where a tile under it is not. Cells in
-    `keep` are not dropped, and no cell is read again twice."""
+    among those that cost at most LAYING_RULE. The log-odds of the cells in `under_stacks` count
+    UNDER_STACK_WEIGHT: a stack hides most of its tile (the tiles the network misses are mostly
+    under stacks), and an off-World stack touching one tile is as a game leaves it where a tile
+    under it is not. The rule texts' diagrams and the experienced players' set-up break the rule:
+    a tile read sure (its full log-odds over LAYING_RULE) stays, stack or not. Cells in `keep` are
+    not dropped, and no cell is read again twice."""
     index = {c: i for i, c in enumerate(cells)}
     tiles = {cells[i] for i in np.flatnonzero(is_tile)}
     p = np.clip(p_tile, 1e-6, 1 - 1e-6)
@@ -349,13 +350,14 @@ def _laying_rule(cells: list, is_tile: np.ndarray, p_tile: np.ndarray, keep: set
     touching = lambda c: sum(n in tiles for n in neighbours(c))
     changed = []
     while True:
-        costs = {}
+        drops, adds = {}, {}
         for c in (c for c in tiles if touching(c) < 2):
             if index[c] not in keep and index[c] not in changed:
-                costs[index[c]] = against[index[c]]
-            costs.update({index[n]: -against[index[n]] for n in neighbours(c)
-                          if n in index and n not in tiles and index[n] not in changed and touching(n) >= 2})
-        allowed = [(cost * weight[i], i) for i, cost in costs.items() if cost <= LAYING_RULE]
+                drops[index[c]] = against[index[c]] * weight[index[c]]
+            adds.update({index[n]: -against[index[n]] * weight[index[n]] for n in neighbours(c)
+                         if n in index and n not in tiles and index[n] not in changed and touching(n) >= 2})
+        allowed = [(cost, i) for i, cost in adds.items() if cost <= LAYING_RULE]
+        allowed += [(cost, i) for i, cost in drops.items() if cost / weight[i] <= LAYING_RULE]
         if not allowed:
             return changed
         _, i = min(allowed)

@@ -74,3 +74,11 @@ def test_a_tile_read_sure_under_a_stack_keeps_a_rule_text_diagram():
     # sample s009: a line of tiles, a tall stack on the tile at its end
     line = {(q, 0): 0.99 for q in range(-2, 3)}
     assert _mended(_around({**line, (3, 0): 0.963}), stacked=[(3, 0)]) == set()
+
+
+def test_a_doubtful_tile_gets_its_second_neighbour_from_under_a_stack_rather_than_being_dropped():
+    # dev render s097 of seed 54: (2,-2) at 0.898 touches only (1,-1); the tile the network missed
+    # under the stack at (2,-1) (0.016) gives it its second, where a bare cell at that chance would not
+    chances = _around({**{c: 0.99 for c in DIAMOND}, (2, -2): 0.898, (2, -1): 0.016})
+    assert _mended(chances) == {(2, -2)}
+    assert _mended(chances, stacked=[(2, -1)]) == {(2, -1)}
