@@ -343,26 +343,33 @@ def _laying_rule(cells: list, is_tile: np.ndarray, p_tile: np.ndarray, keep: set
     not dropped, and no cell is read again twice."""
     index = {c: i for i, c in enumerate(cells)}
     tiles = {cells[i] for i in np.flatnonzero(is_tile)}
-    p = np.clip(p_tile, 1e-6, 1 - 1e-6)
-    against = np.log(p / (1 - p))                   # what reading cell i as no tile costs; as a tile, -that
-    weight = np.ones(len(cells))
-    weight[list(under_stacks)] = UNDER_STACK_WEIGHT
+    against, weight = _tile_log_odds(p_tile, under_stacks)
     touching = lambda c: sum(n in tiles for n in neighbours(c))
     changed = []
     while True:
-        drops, adds = {}, {}
+        allowed = []
         for c in (c for c in tiles if touching(c) < 2):
-            if index[c] not in keep and index[c] not in changed:
-                drops[index[c]] = against[index[c]] * weight[index[c]]
-            adds.update({index[n]: -against[index[n]] * weight[index[n]] for n in neighbours(c)
-                         if n in index and n not in tiles and index[n] not in changed and touching(n) >= 2})
-        allowed = [(cost, i) for i, cost in adds.items() if cost <= LAYING_RULE]
-        allowed += [(cost, i) for i, cost in drops.items() if cost / weight[i] <= LAYING_RULE]
+            i = index[c]
+            if i not in keep and i not in changed and against[i] <= LAYING_RULE:
+                allowed.append((against[i] * weight[i], i))
+            beside = [index[n] for n in neighbours(c) if n in index and n not in tiles and touching(n) >= 2]
+            allowed += [(-against[j] * weight[j], j) for j in beside
+                        if j not in changed and -against[j] * weight[j] <= LAYING_RULE]
         if not allowed:
             return changed
         _, i = min(allowed)
         tiles ^= {cells[i]}
         changed.append(i)
+
+
+def _tile_log_odds(p_tile: np.ndarray, under_stacks) -> tuple:
+    """(log-odds, weight) per cell: what reading it as no tile costs against the tile network
+    (as a tile, minus that), and how much of it counts when a mend is chosen (UNDER_STACK_WEIGHT
+    for the cells in `under_stacks`, whose tiles a stack hides, else 1)."""
+    p = np.clip(p_tile, 1e-6, 1 - 1e-6)
+    weight = np.ones(len(p))
+    weight[list(under_stacks)] = UNDER_STACK_WEIGHT
+    return np.log(p / (1 - p)), weight
 
 
 _SIDE_RING_OFFSETS = _rings(SIDE_RING_RADII, np.radians(np.arange(0, 360, 10)))
@@ -398,9 +405,8 @@ def _opening_diamond(colours: ColourModel, cells: list, p_tile: np.ndarray, medi
     if not lacking or not tiles or len(tiles) > OPENING_TILES:
         return None
     index = {c: i for i, c in enumerate(cells)}
-    p = np.clip(p_tile, 1e-6, 1 - 1e-6)
-    against = np.log(p / (1 - p))
-    against[list(under_stacks)] *= UNDER_STACK_WEIGHT
+    against, weight = _tile_log_odds(p_tile, under_stacks)
+    against = against * weight
     best = None
     middles = {frozenset((a, b)) for t in tiles for a in (t, *neighbours(t)) for b in neighbours(a)}
     for pair in middles:
