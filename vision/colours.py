@@ -11,7 +11,7 @@ import cv2
 import numpy as np
 
 from .errors import NoWorldFoundError
-from .loading import LoadedImage, lightness_gradient
+from .loading import LoadedImage, colour_gradients, lightness_gradient
 from .profile import SetProfile
 
 TABLE, WHITE, BLACK = 0, 1, 2
@@ -42,7 +42,8 @@ class ColourModel:
     lab: np.ndarray = field(repr=False)   # float32 Lab work image
     confidence: float = 1.0
     _labels: tuple | None = field(default=None, repr=False)
-    _gradient: np.ndarray | None = field(default=None, repr=False)
+    image: LoadedImage | None = field(default=None, repr=False)   # whose working image `lab` is
+    _gradients: dict = field(default_factory=dict, repr=False)
     regions: list = field(default_factory=list, repr=False)   # candidate World regions, best first
 
     white_is_lighter: bool = True
@@ -75,9 +76,20 @@ class ColourModel:
     def lightness_gradient(self) -> np.ndarray:
         """Gradient magnitude of the lightness (slightly smoothed), computed once: the working
         image's, when find_colours made this model."""
-        if self._gradient is None:
-            self._gradient = lightness_gradient(self.lab)
-        return self._gradient
+        if self.image is not None:
+            return self.image.lightness_gradient
+        if "lightness" not in self._gradients:
+            self._gradients["lightness"] = lightness_gradient(self.lab)
+        return self._gradients["lightness"]
+
+    def colour_gradients(self) -> tuple:
+        """(gx, gy, magnitude) of the colour gradients (vision.loading.colour_gradients), computed
+        once: the working image's, when find_colours made this model."""
+        if self.image is not None:
+            return self.image.colour_gradients
+        if "colour" not in self._gradients:
+            self._gradients["colour"] = colour_gradients(self.lab)
+        return self._gradients["colour"]
 
     def pixel_classes(self):
         """(labels, margin) of the whole working image, computed once."""
@@ -170,7 +182,7 @@ def find_colours(image: LoadedImage, profile: SetProfile, table_from: str = "bor
     pix = pix[:: max(1, len(pix) // 40000)]
     tiles = _two_colours(pix, profile)
     return ColourModel(tables=tables, tiles=tiles, discs=dict(tiles), world_mask=world_mask, lab=lab,
-                       _gradient=image.lightness_gradient, confidence=_separation(tiles), regions=regions,
+                       image=image, confidence=_separation(tiles), regions=regions,
                        white_is_lighter=profile.white_is_lighter(), hints=hint_labs(profile))
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from .camera import Camera, camera_from_homography, focal_from_homography
 from .colours import TABLE, ColourModel
 from .errors import NoWorldFoundError
-from .hexgrid import SQRT3, cells_to_plane, hexagon, plane_to_cells, ring
+from .hexgrid import SQRT3, cells_to_plane, distinct_cells, hexagon, plane_to_cells, ring
 from .profile import SetProfile
 
 EDGE_NORMALS = np.array([[1.0, 0.0], [0.5, SQRT3 / 2], [-0.5, SQRT3 / 2]])   # 0°, 60°, 120°
@@ -456,7 +456,7 @@ def _check_plausible(M1, seg, fam, mask):
     if not len(length) or np.median(length) < 0.08:
         raise NoWorldFoundError("the fitted lattice is degenerate")
     on = sp[fam >= 0]                 # the cells the lattice's edges run along
-    cells = np.unique(plane_to_cells(np.concatenate([on[:, :2], on[:, 2:], (on[:, :2] + on[:, 2:]) / 2])), axis=0)
+    cells = distinct_cells(plane_to_cells(np.concatenate([on[:, :2], on[:, 2:], (on[:, :2] + on[:, 2:]) / 2])))
     if len(cells) > MAX_CELLS:
         raise NoWorldFoundError("the fitted lattice is far finer than EXXIT tiles")
     if len(cells) < 2:
@@ -721,7 +721,7 @@ def _choose_coset(M1, colours: ColourModel, edges: np.ndarray):
     best = None
     for k in range(3):
         Mk = np.array([[1, 0, -k * shift[0]], [0, 1, -k * shift[1]], [0, 0, 1]]) @ M1
-        cells = np.unique(plane_to_cells(_apply(Mk, pts)), axis=0)
+        cells = distinct_cells(plane_to_cells(_apply(Mk, pts)))
         Hinv = np.linalg.inv(Mk)
         centres = cells_to_plane(cells)
         gradsum = []

@@ -41,6 +41,19 @@ def plane_to_cells(xy) -> np.ndarray:
     return np.stack([rq, rr], axis=1).astype(int)
 
 
+def distinct_cells(cells) -> np.ndarray:
+    """The distinct cells (rows) of an (N, 2) int array, sorted by q then r, as np.unique(axis=0)
+    gives them but faster: each cell is one 64-bit key. Coordinates beyond ±2**30 (points near a
+    photo's horizon) are clipped there.
+
+    >>> distinct_cells([[1, 0], [0, 2], [1, 0], [0, -1]]).tolist()
+    [[0, -1], [0, 2], [1, 0]]
+    """
+    c = np.clip(np.asarray(cells, dtype=np.int64).reshape(-1, 2), -2 ** 30, 2 ** 30)
+    _, first = np.unique(c[:, 0] * 2 ** 32 + c[:, 1], return_index=True)
+    return c[first]
+
+
 def plane_to_cell(x, y) -> tuple[int, int]:
     q, r = plane_to_cells([[x, y]])[0]
     return int(q), int(r)

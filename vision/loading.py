@@ -59,6 +59,11 @@ class LoadedImage:
         models use it)."""
         return lightness_gradient(self.lab)
 
+    @functools.cached_property
+    def colour_gradients(self) -> tuple:
+        """The working image's colour gradients (colour_gradients), made once."""
+        return colour_gradients(self.lab)
+
     @property
     def full(self) -> np.ndarray:
         """The full-resolution BGR image (decoded on first use: the stages work on `work`)."""
@@ -71,6 +76,16 @@ def lightness_gradient(lab: np.ndarray) -> np.ndarray:
     """Gradient magnitude of a Lab image's lightness, slightly smoothed."""
     smooth = cv2.GaussianBlur(lab[..., 0], (0, 0), 1.2)
     return np.hypot(cv2.Sobel(smooth, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(smooth, cv2.CV_32F, 0, 1, ksize=3))
+
+
+def colour_gradients(lab: np.ndarray) -> tuple:
+    """(gx, gy, magnitude) of a Lab image's colour gradients, lightly smoothed: gx and gy (h, w, 3)
+    per channel (a and b weighed 1.2 against L), the magnitude (h, w) over all three."""
+    lab = cv2.GaussianBlur(lab, (3, 3), 0) * np.array([1.0, 1.2, 1.2], np.float32)
+    gx = cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3) / 8
+    gy = cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3) / 8
+    sq = gx * gx + gy * gy
+    return gx, gy, np.sqrt(sq[..., 0] + sq[..., 1] + sq[..., 2])
 
 
 def load_image(source) -> LoadedImage:

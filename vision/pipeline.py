@@ -131,8 +131,8 @@ def locate_world(image, profile) -> LocatedWorld:
     show the room beyond the table), then from the border's commonest colour only (a lamp's
     pool of light at the border may match the light tiles), and then with the World's region
     being what differs from the table around it (a lamp's pool of light inside the photo), before
-    giving up. A working image's straight edges are found in the background while its colour
-    model is learnt."""
+    giving up. A working image's straight edges and gradients are found in the background while
+    its colour model is learnt."""
     failure = geometry_failure = None
     background = ThreadPoolExecutor(max_workers=2)
     looked_at = {}
@@ -140,6 +140,7 @@ def locate_world(image, profile) -> LocatedWorld:
     def straight_edges_of(work_image):
         if id(work_image) not in looked_at:
             looked_at[id(work_image)] = (work_image, background.submit(straight_edges, work_image.gray))
+            background.submit(_gradients, work_image)
         return looked_at[id(work_image)][1]
 
     try:
@@ -159,6 +160,11 @@ def locate_world(image, profile) -> LocatedWorld:
     finally:
         background.shutdown(wait=False, cancel_futures=True)   # edges of an image not needed after all
     raise geometry_failure or failure       # the reason of the first try that got furthest
+
+
+def _gradients(image: LoadedImage):
+    """Make the working image's gradients (find_world and the EdgeMap read them)."""
+    return image.lightness_gradient, image.colour_gradients
 
 
 def _colour_models(image, profile, about_to_look_at):

@@ -111,11 +111,7 @@ class EdgeMap:
     """Colour gradients of the working image, normalised by their typical strength on the World."""
 
     def __init__(self, colours: ColourModel):
-        lab = cv2.GaussianBlur(colours.lab, (3, 3), 0) * np.array([1.0, 1.2, 1.2], np.float32)
-        self.gx = cv2.Sobel(lab, cv2.CV_32F, 1, 0, ksize=3) / 8      # (h, w, 3): L, a, b
-        self.gy = cv2.Sobel(lab, cv2.CV_32F, 0, 1, ksize=3) / 8
-        sq = self.gx * self.gx + self.gy * self.gy
-        mag = np.sqrt(sq[..., 0] + sq[..., 1] + sq[..., 2])
+        self.gx, self.gy, mag = colours.colour_gradients()          # gx, gy: (h, w, 3): L, a, b
         vals = mag[colours.world_mask > 0]
         self.norm = float(np.percentile(vals, 90)) if len(vals) else 1.0
         self.norm = max(self.norm, 1.0)

@@ -13,7 +13,7 @@ import numpy as np
 from .colours import LAB_WEIGHTS, ColourClass, ColourModel
 from .convnet import ConvNet
 from .geometry import WorldGeometry, _apply
-from .hexgrid import cells_to_plane, hexagon, neighbours, plane_to_cells, ring
+from .hexgrid import cells_to_plane, distinct_cells, hexagon, neighbours, plane_to_cells, ring
 from .tile_net import tile_input
 
 CONFIDENT = 0.8                  # calibrated: tile reads at or above it were right over 99% of the time
@@ -140,7 +140,7 @@ def candidate_cells(colours: ColourModel, geo: WorldGeometry) -> list:
     """Cells whose centre falls on the World region, plus two rings around them."""
     ys, xs = np.nonzero(colours.world_mask[::2, ::2])
     pts = np.column_stack([xs * 2, ys * 2]).astype(float)
-    core = {tuple(map(int, c)) for c in np.unique(plane_to_cells(geo.work_to_plane(pts)), axis=0)}
+    core = {tuple(map(int, c)) for c in distinct_cells(plane_to_cells(geo.work_to_plane(pts)))}
     first = ring(core)
     return sorted(core | first | ring(core | first))
 
