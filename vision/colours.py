@@ -142,14 +142,22 @@ SURROUNDINGS = 0.15              # of the photo's short side: the span over whic
                                  # taken as even ("surroundings"); a World's tiles cover less of it
 
 
-def find_colours(image: LoadedImage, profile: SetProfile, table_from: str = "border") -> ColourModel:
-    """Learn table / tile colours of the photo's working image and segment the main World region.
-    The table's colours come from the photo's border (`table_from`, one of TABLE_SOURCES): all of
-    it; or its lower two thirds only (a tilted photo's top may show the room beyond the table,
-    whose colours can match the tiles'); or all of it, but only its commonest colour (a lamp's
-    pool of light at the border can match the light tiles, and the shade the dark ones); or all of
-    it, the World's region being what differs from the table around it (the median colour of its
-    surroundings: a lamp's pool of light across a plain table, dark tiles in its shade)."""
+@dataclass
+class Table:
+    """The table's colours in a photo, and the regions that stand out from them (find_table)."""
+    colours: list                # ColourClass of each table colour (a cloth may have two or three)
+    regions: list                # candidate World regions (uint8 masks), largest and most central first
+
+
+def find_table(image: LoadedImage, table_from: str = "border") -> Table:
+    """The table's colours in the photo's working image and the regions that stand out from
+    them. The table's colours come from the photo's border (`table_from`, one of TABLE_SOURCES):
+    all of it; or its lower two thirds only (a tilted photo's top may show the room beyond the
+    table, whose colours can match the tiles'); or all of it, but only its commonest colour (a
+    lamp's pool of light at the border can match the light tiles, and the shade the dark ones);
+    or all of it, the regions being what differs from the table around it (the median colour of
+    its surroundings: a lamp's pool of light across a plain table, dark tiles in its shade).
+    Raises NoWorldFoundError when nothing stands out."""
     if table_from not in TABLE_SOURCES:
         raise ValueError(f"table colours come from one of {TABLE_SOURCES}, not {table_from!r}")
     lab = image.lab
@@ -172,17 +180,27 @@ def find_colours(image: LoadedImage, profile: SetProfile, table_from: str = "bor
     k = max(3, int(round(min(h, w) / 250)) | 1)
     foreground = cv2.morphologyEx(foreground, cv2.MORPH_OPEN, np.ones((k, k), np.uint8))
     regions = _components(foreground)
-    world_mask = regions[0] if regions else None
-    if world_mask is None:
+    if not regions:
         raise NoWorldFoundError("no EXXIT World found: nothing in the photo stands out from the table")
+    return Table(tables, regions)
+
+
+def find_colours(image: LoadedImage, profile: SetProfile, table_from: str = "border",
+                 table: Table | None = None) -> ColourModel:
+    """Learn table / tile colours of the photo's working image and segment the main World region:
+    the table as find_table(image, table_from) finds it (or `table`, found so already), the two
+    tile colours from the largest region standing out from it."""
+    table = table or find_table(image, table_from)
+    world_mask = table.regions[0]
+    lab = image.lab
     inner = cv2.erode(world_mask, np.ones((5, 5), np.uint8))
     pix = lab[inner > 0]
     if len(pix) < 200:
         raise NoWorldFoundError("no EXXIT World found: the tiled region is too small to read")
     pix = pix[:: max(1, len(pix) // 40000)]
     tiles = _two_colours(pix, profile)
-    return ColourModel(tables=tables, tiles=tiles, discs=dict(tiles), world_mask=world_mask, lab=lab,
-                       image=image, confidence=_separation(tiles), regions=regions,
+    return ColourModel(tables=table.colours, tiles=tiles, discs=dict(tiles), world_mask=world_mask, lab=lab,
+                       image=image, confidence=_separation(tiles), regions=table.regions,
                        white_is_lighter=profile.white_is_lighter(), hints=hint_labs(profile))
 
 

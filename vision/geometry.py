@@ -123,13 +123,15 @@ def sample_image(image: np.ndarray, x, y, interpolation=cv2.INTER_LINEAR, border
     return values.reshape((-1,) + image.shape[2:])[:n]
 
 
-def straight_edges(work_gray: np.ndarray) -> np.ndarray:
-    """The straight edges (N, 4: x0, y0, x1, y1) LSD finds in the working image, those of at
-    least 0.8% of its long side; find_world fits the lattice to them."""
-    lines = cv2.createLineSegmentDetector(cv2.LSD_REFINE_STD).detect(work_gray)[0]
+def straight_edges(work_gray: np.ndarray, box=None) -> np.ndarray:
+    """The straight edges (N, 4: x0, y0, x1, y1) LSD finds in the working image, or only within
+    its `box` (x0, y0, x1, y1) when given, those of at least 0.8% of its long side; find_world
+    fits the lattice to them."""
+    x0, y0, x1, y1 = box or (0, 0, work_gray.shape[1], work_gray.shape[0])
+    lines = cv2.createLineSegmentDetector(cv2.LSD_REFINE_STD).detect(np.ascontiguousarray(work_gray[y0:y1, x0:x1]))[0]
     if lines is None:
         return np.zeros((0, 4))
-    seg = lines.reshape(-1, 4).astype(float)
+    seg = lines.reshape(-1, 4).astype(float) + [x0, y0, x0, y0]
     length = np.hypot(seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1])
     return seg[length >= max(6.0, 0.008 * max(work_gray.shape))]
 
@@ -497,21 +499,26 @@ def _first_cameras(H_mm: np.ndarray, full_size, centre_mm):
     yield camera_from_homography(H_mm, full_size, f, False)
 
 
-def _snap(camera: Camera, pts: np.ndarray, pitch: float, thickness: float):
-    """For segments (N,4 full px) seen on the tile tops (z = 0) and, for the side faces' lower
-    edges, on the table (z = +thickness): yield per plane and edge family the members, their
-    distance to the nearest lattice line, that line and their end points (pitch units)."""
+def _snap(camera: Camera, pts: np.ndarray, pitch: float, thickness: float, tol: float):
+    """(indices, z, ends): the segments (N,4 full px) that lie within `tol` (pitch units) of a
+    lattice edge line, on the tile tops (z = 0) or, for the side faces' lower edges, on the
+    table (z = +thickness), whichever they lie nearer (the tile tops when equal); their plane's
+    z and their end points moved onto that line (K, 2, 2 pitch units)."""
+    best_d = np.full(len(pts), np.inf)
+    best_z = np.zeros(len(pts))
+    best_ends = np.zeros((len(pts), 2, 2))
     for z in (0.0, thickness):
-        a = camera.pixel_to_plane(pts[:, :2], z) / pitch
-        b = camera.pixel_to_plane(pts[:, 2:], z) / pitch
-        fam, _ = _assign(np.column_stack([a, b]), tol_deg=8.0)
-        mid = (a + b) / 2
-        for k in range(3):
-            sel = fam == k
-            rho = mid[sel] @ EDGE_NORMALS[k]
-            line = np.round(rho * 2) / 2
-            d = np.abs(rho - line)
-            yield z, np.flatnonzero(sel), d, line, a[sel], b[sel], k
+        ends = np.stack([camera.pixel_to_plane(pts[:, :2], z), camera.pixel_to_plane(pts[:, 2:], z)], 1) / pitch
+        fam, _ = _assign(ends.reshape(-1, 4), tol_deg=8.0)
+        nrm = EDGE_NORMALS[np.maximum(fam, 0)]                                   # (N, 2)
+        rho = np.einsum("nj,nj->n", ends.mean(axis=1), nrm)
+        line = np.round(rho * 2) / 2
+        d = np.where(fam >= 0, np.abs(rho - line), np.inf)
+        better = (d < tol) & (d < best_d)
+        on_line = ends - (np.einsum("nej,nj->ne", ends, nrm) - line[:, None])[..., None] * nrm[:, None, :]
+        best_d[better], best_z[better], best_ends[better] = d[better], z, on_line[better]
+    idx = np.flatnonzero(np.isfinite(best_d))
+    return idx, best_z[idx], best_ends[idx]
 
 
 def fit_camera(camera: Camera, seg_full: np.ndarray, pitch: float, thickness: float, full_size,
@@ -522,20 +529,11 @@ def fit_camera(camera: Camera, seg_full: np.ndarray, pitch: float, thickness: fl
     w, h = full_size
     diag = math.hypot(w, h)
     for it in range(iters):
-        tol = 0.12 if it == 0 else 0.07
-        best = {}
-        for z, idx, d, line, a, b, k in _snap(camera, seg_full, pitch, thickness):
-            for j, i in enumerate(idx):
-                if d[j] < tol and (i not in best or d[j] < best[i][0] - 0.01 * (z == 0.0)):
-                    nrm = EDGE_NORMALS[k]
-                    ends = np.array([a[j], b[j]])
-                    on_line = ends - ((ends @ nrm) - line[j])[:, None] * nrm[None, :]
-                    best[i] = (d[j], z, on_line)
-        if len(best) < 8:
+        idx, z, ends = _snap(camera, seg_full, pitch, thickness, tol=0.12 if it == 0 else 0.07)
+        if len(idx) < 8:
             return camera
-        idx = np.array(sorted(best))
-        obj = np.concatenate([np.column_stack([best[i][2] * pitch, np.full(2, best[i][1])]) for i in idx])
-        img = np.concatenate([seg_full[i].reshape(2, 2) for i in idx])
+        obj = np.concatenate([ends.reshape(-1, 2) * pitch, np.repeat(z, 2)[:, None]], axis=1)
+        img = seg_full[idx].reshape(-1, 2)
         camera = _pnp_with_focal(camera, obj, img, full_size, diag, search=it == 1)
     return camera
 

@@ -5,11 +5,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
+import cv2
 import numpy as np
 
 from rules.position import DISCS_PER_COLOUR
 
-from .colours import TABLE_SOURCES, ColourModel, find_colours
+from .colours import TABLE_SOURCES, ColourModel, find_colours, find_table
 from .errors import NoWorldFoundError
 from .geometry import WorldGeometry, find_world, straight_edges
 from .hexgrid import cells_to_plane, components, ring
@@ -131,25 +132,17 @@ def locate_world(image, profile) -> LocatedWorld:
     show the room beyond the table), then from the border's commonest colour only (a lamp's
     pool of light at the border may match the light tiles), and then with the World's region
     being what differs from the table around it (a lamp's pool of light inside the photo), before
-    giving up. A working image's straight edges and gradients are found in the background while
-    its colour model is learnt."""
+    giving up. A working image's straight edges (within a box around a small World) and gradients
+    are found in the background while its colour model is learnt."""
     failure = geometry_failure = None
-    background = ThreadPoolExecutor(max_workers=2)
-    looked_at = {}
-
-    def straight_edges_of(work_image):
-        if id(work_image) not in looked_at:
-            looked_at[id(work_image)] = (work_image, background.submit(straight_edges, work_image.gray))
-            background.submit(_gradients, work_image)
-        return looked_at[id(work_image)][1]
-
+    background = _Background()
     try:
-        for work_image, colours in _colour_models(image, profile, straight_edges_of):
+        for work_image, box, colours in _colour_models(image, profile, background):
             if isinstance(colours, NoWorldFoundError):
                 failure = failure or colours
                 continue
             try:
-                segments = straight_edges_of(work_image).result()
+                segments = background.straight_edges(work_image, box).result()
                 geo = find_world(segments, colours, profile, work_image.size, work_image.scale)
                 cells, edges, outline, first = _first_tile_pass(colours, geo)
                 if not first.tiles:
@@ -158,44 +151,74 @@ def locate_world(image, profile) -> LocatedWorld:
             except NoWorldFoundError as exc:
                 geometry_failure = geometry_failure or exc
     finally:
-        background.shutdown(wait=False, cancel_futures=True)   # edges of an image not needed after all
+        background.pool.shutdown(wait=False, cancel_futures=True)   # edges of an image not needed after all
     raise geometry_failure or failure       # the reason of the first try that got furthest
 
 
+class _Background:
+    """What locate_world has found in the background, each once: the straight edges of a working
+    image (within a box), and its gradients (find_world and the EdgeMap read them)."""
+
+    def __init__(self):
+        self.pool = ThreadPoolExecutor(max_workers=2)
+        self.submitted = {}
+
+    def straight_edges(self, work_image: LoadedImage, box=None):
+        """The future of straight_edges(work_image.gray, box)."""
+        return self._submit(("edges", id(work_image), box), work_image, straight_edges, work_image.gray, box)
+
+    def gradients(self, work_image: LoadedImage):
+        """The future of the work image's gradients (they stay cached on it)."""
+        return self._submit(("gradients", id(work_image)), work_image, _gradients, work_image)
+
+    def _submit(self, key, work_image, fn, *args):
+        if key not in self.submitted:      # (with the image, so that its id is not reused)
+            self.submitted[key] = (work_image, self.pool.submit(fn, *args))
+        return self.submitted[key][1]
+
+
 def _gradients(image: LoadedImage):
-    """Make the working image's gradients (find_world and the EdgeMap read them)."""
     return image.lightness_gradient, image.colour_gradients
 
 
-def _colour_models(image, profile, about_to_look_at):
-    """(working image, its colour model) in the order locate_world tries them, with the error that
-    says why in place of a colour model that could not be learnt: the table's colours from the
+def _colour_models(image, profile, background: _Background):
+    """(working image, box, its colour model) in the order locate_world tries them, with the error
+    that says why in place of a colour model that could not be learnt: the table's colours from the
     whole border, then from its lower part, then from the border's commonest colour, then from the
     whole border with the region set apart from the table's colour around it (TABLE_SOURCES);
-    for each, the photo's working image and a finer one (the finer first when the World is small;
-    none when the photo is no larger). `about_to_look_at(working image)` is called before its
-    colour model is learnt."""
+    for each, the photo's working image and a finer one (the finer first when the World is small,
+    its straight edges looked for only in the box around the region standing out from the table
+    (_around); none when the photo is no larger). The working image's straight edges are started
+    in the `background` first, and a working image's edges and gradients as soon as it is known
+    to come next."""
     detail = None
     for table_from in TABLE_SOURCES:
-        about_to_look_at(image)
-        coarse = _colour_model(image, profile, table_from)
-        if isinstance(coarse, NoWorldFoundError):
-            yield image, coarse
+        background.straight_edges(image)
+        try:
+            table = find_table(image, table_from)
+        except NoWorldFoundError as exc:
+            yield image, None, exc
             continue
-        for fine in ((True, False) if _world_is_small(coarse) else (False, True)):
+        small, box = _world_is_small(table.regions[0]), None
+        if small:
+            detail = detail or image.with_work_side(DETAIL_LONG_SIDE)
+            box = _around(table.regions, image, detail)
+        for fine in ((True, False) if small else (False, True)):
             if not fine:
-                yield image, coarse
+                background.gradients(image)
+                yield image, None, _colour_model(image, profile, table_from, table)
                 continue
             detail = detail or image.with_work_side(DETAIL_LONG_SIDE)
             if detail is not image:
-                about_to_look_at(detail)
-                yield detail, _colour_model(detail, profile, table_from)
+                background.straight_edges(detail, box)
+                background.gradients(detail)
+                yield detail, box, _colour_model(detail, profile, table_from)
 
 
-def _colour_model(image, profile, table_from: str):
+def _colour_model(image, profile, table_from: str, table=None):
     """find_colours' model of the image's working image, or the NoWorldFoundError it raised."""
     try:
-        return find_colours(image, profile, table_from)
+        return find_colours(image, profile, table_from, table)
     except NoWorldFoundError as exc:
         return exc
 
@@ -226,17 +249,37 @@ def _grown_tile_read(colours, geo, edges):
 
 
 SMALL_WORLD = 0.3
+AROUND_SMALL_WORLD = 0.5         # of a small World's span: the margin in which its straight edges are looked for
 
 
-def _world_is_small(colours) -> bool:
-    """Whether the likely World spans under 40% of the photo (tiles then are only a few
-    dozen working pixels wide: too few for straight edges and stack outlines)."""
-    mask = colours.world_mask
-    ys, xs = np.nonzero(mask[::2, ::2])
+def _world_is_small(world_mask: np.ndarray) -> bool:
+    """Whether the likely World (its region's mask) spans under SMALL_WORLD of the photo (tiles then
+    are only a few dozen working pixels wide: too few for straight edges and stack outlines)."""
+    ys, xs = np.nonzero(world_mask[::2, ::2])
     if not len(xs):
         return False
     span = max(np.ptp(xs), np.ptp(ys)) * 2
-    return span < SMALL_WORLD * max(mask.shape)
+    return span < SMALL_WORLD * max(world_mask.shape)
+
+
+def _around(regions: list, image: LoadedImage, detail: LoadedImage) -> tuple:
+    """(x0, y0, x1, y1): the box in `detail`'s working image around the first of the regions
+    (masks of `image`'s) and those near it (a World whose dark tiles match the table splits into
+    pieces), with a margin of AROUND_SMALL_WORLD of their span on every side."""
+    def grown(box):
+        x0, y0, x1, y1 = box
+        margin = AROUND_SMALL_WORLD * max(x1 - x0, y1 - y0)
+        return x0 - margin, y0 - margin, x1 + margin, y1 + margin
+
+    boxes = [(x, y, x + w, y + h) for x, y, w, h in map(cv2.boundingRect, regions)]
+    near = grown(boxes[0])
+    kept = [b for b in boxes if b[0] < near[2] and near[0] < b[2] and b[1] < near[3] and near[1] < b[3]]
+    x0, y0, x1, y1 = grown((min(b[0] for b in kept), min(b[1] for b in kept),
+                            max(b[2] for b in kept), max(b[3] for b in kept)))
+    f = detail.scale / image.scale
+    height, width = detail.work.shape[:2]
+    return (max(0, int(x0 * f)), max(0, int(y0 * f)),
+            min(width, int(np.ceil(x1 * f))), min(height, int(np.ceil(y1 * f))))
 
 
 def _world_cells(tiles: dict):

@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -157,11 +159,18 @@ def test_tile_colours_stay_when_they_differ_or_the_table_has_one_colour(tiles, t
     assert model.tiles["white"].mean.tolist() == list(tiles["white"])
 
 
-def test_colour_models_of_one_photo_share_its_lightness_gradient():
+def test_colour_models_of_one_photo_share_its_gradients():
     img, _, _ = _photo("black-white", "neutral")
     whole, lower = find_colours(img, load_profile()), find_colours(img, load_profile(), "lower border")
     assert whole.lightness_gradient() is lower.lightness_gradient() is img.lightness_gradient
     assert whole.lightness_gradient().shape == img.work.shape[:2]
+    assert whole.colour_gradients() is lower.colour_gradients() is img.colour_gradients
+    gx, gy, magnitude = whole.colour_gradients()
+    assert gx.shape == gy.shape == img.work.shape[:2] + (3,) and magnitude.shape == img.work.shape[:2]
+    # a model made without its photo (as tests and tools make them) computes the same from its Lab image
+    alone = replace(whole, image=None, _gradients={})
+    assert np.array_equal(alone.colour_gradients()[2], magnitude)
+    assert np.array_equal(alone.lightness_gradient(), whole.lightness_gradient())
 
 
 def _checkered_cloth_photo(check_labs, noise=2.5, size=(300, 400), check=12):

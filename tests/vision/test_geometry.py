@@ -1,3 +1,4 @@
+import cv2
 import numpy as np
 import pytest
 
@@ -94,3 +95,19 @@ def test_an_image_is_sampled_at_any_number_of_points():
     assert outside.tolist() == [7.0, 7.0]
     nearest_edge = sample_image(image[..., 0], np.array([-5.0, 100.0]), np.array([10.0, 10.0]), border_value=None)
     assert nearest_edge.tolist() == [image[10, 0, 0], image[10, 79, 0]]
+
+
+def test_straight_edges_within_a_box_are_those_of_the_whole_image_there():
+    """A small World's edges are looked for in a box around it; they come back in the working
+    image's pixels, as the whole image's edges there."""
+    image = np.full((300, 400), 40, np.uint8)
+    cv2.rectangle(image, (220, 150), (330, 240), 200, -1)          # inside the box
+    cv2.rectangle(image, (20, 20), (90, 80), 200, -1)              # outside it
+    box = (180, 110, 380, 290)
+    whole, inside = straight_edges(image), straight_edges(image, box)
+    in_box = lambda seg: ((seg[:, [0, 2]] >= box[0]) & (seg[:, [0, 2]] <= box[2]) &
+                          (seg[:, [1, 3]] >= box[1]) & (seg[:, [1, 3]] <= box[3])).all(axis=1)
+    assert len(inside) >= 4 and in_box(inside).all()
+    near = np.abs(inside[:, None, :] - whole[None, in_box(whole), :]).max(axis=2).min(axis=1)
+    assert (near < 1.0).all()                       # every edge found in the box is one of the whole image's
+    assert not in_box(whole).all()                  # ... which also holds the edges outside it

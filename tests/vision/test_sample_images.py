@@ -292,3 +292,44 @@ def test_a_photo_from_straight_above_with_doubtful_heights_advises_a_lower_view(
     doubtful, messages = advice("s012-midgame-silverred-tilt0_15")
     assert doubtful and len(messages) == 1 and "30-45°" in messages[0]
     assert advice("s057-finished-blackwhite-tilt35_60")[1] == []
+
+
+def test_a_small_world_is_read_finer_with_its_edges_looked_for_only_around_it(monkeypatch):
+    """s043's World spans under a third of the photo: it is read at the finer working resolution,
+    its straight edges looked for in a box around it that holds every tile, and read right."""
+    name = "s043-midgame-redblack-tilt15_35"
+    boxes = []
+    straight_edges = vision.pipeline.straight_edges
+
+    def recorded(gray, box=None):
+        boxes.append((gray.shape, box))
+        return straight_edges(gray, box)
+
+    monkeypatch.setattr(vision.pipeline, "straight_edges", recorded)
+    truth, reading = _read(name)
+    geo = reading.geometry
+    assert geo.scale > 1000 / max(reading.image_size)                 # the finer working image
+    (shape, box), = [(s, b) for s, b in boxes if b is not None]
+    x0, y0, x1, y1 = box
+    assert (x1 - x0) * (y1 - y0) < 0.5 * shape[0] * shape[1]
+    for cell in truth["pixels"]["cells"]:
+        if any((t["q"], t["r"]) == (cell["q"], cell["r"]) for t in truth["position"]["tiles"]):
+            x, y = np.array(cell["pixel"]) * geo.scale
+            assert x0 < x < x1 and y0 < y < y1
+    assert reading.tiles.tiles == _true_tiles(truth, reading)
+
+
+def test_the_box_around_a_small_world_takes_in_its_pieces_but_not_a_region_far_away():
+    """A World whose dark tiles match the table stands out from it in pieces: the box holds the
+    pieces near the largest one, and a margin, not a region across the photo."""
+    from vision.loading import LoadedImage
+    coarse = LoadedImage(work=np.zeros((750, 1000, 3), np.uint8), scale=0.625, size=(1600, 1200))
+    detail = LoadedImage(work=np.zeros((1050, 1400, 3), np.uint8), scale=0.875, size=(1600, 1200))
+    regions = [np.zeros((750, 1000), np.uint8) for _ in range(3)]
+    regions[0][300:400, 400:500] = 255                 # the largest piece
+    regions[1][320:380, 520:560] = 255                 # a piece beside it
+    regions[2][50:90, 900:950] = 255                   # something far away
+    x0, y0, x1, y1 = vision.pipeline._around(regions, coarse, detail)
+    f = 1.4
+    assert x0 <= 400 * f - 50 and x1 >= 560 * f + 50 and y0 <= 300 * f - 50 and y1 >= 400 * f + 50
+    assert x1 < 900 * f and y0 > 90 * f
