@@ -151,7 +151,7 @@ def locate_world(image, profile) -> LocatedWorld:
             except NoWorldFoundError as exc:
                 geometry_failure = geometry_failure or exc
     finally:
-        background.pool.shutdown(wait=False, cancel_futures=True)   # edges of an image not needed after all
+        background.close()
     raise geometry_failure or failure       # the reason of the first try that got furthest
 
 
@@ -171,6 +171,10 @@ class _Background:
         """The future of the work image's gradients (they stay cached on it)."""
         return self._submit(("gradients", id(work_image)), work_image, _gradients, work_image)
 
+    def close(self):
+        """Drop what has not started (the edges of an image not needed after all)."""
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
     def _submit(self, key, work_image, fn, *args):
         if key not in self.submitted:      # (with the image, so that its id is not reused)
             self.submitted[key] = (work_image, self.pool.submit(fn, *args))
@@ -178,6 +182,7 @@ class _Background:
 
 
 def _gradients(image: LoadedImage):
+    """Make the working image's gradients (they stay cached on it)."""
     return image.lightness_gradient, image.colour_gradients
 
 
