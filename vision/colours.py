@@ -76,20 +76,21 @@ class ColourModel:
     def lightness_gradient(self) -> np.ndarray:
         """Gradient magnitude of the lightness (slightly smoothed), computed once: the working
         image's, when find_colours made this model."""
-        if self.image is not None:
-            return self.image.lightness_gradient
-        if "lightness" not in self._gradients:
-            self._gradients["lightness"] = lightness_gradient(self.lab)
-        return self._gradients["lightness"]
+        return self._gradient("lightness_gradient", lightness_gradient)
 
     def colour_gradients(self) -> tuple:
         """(gx, gy, magnitude) of the colour gradients (vision.loading.colour_gradients), computed
         once: the working image's, when find_colours made this model."""
+        return self._gradient("colour_gradients", colour_gradients)
+
+    def _gradient(self, name: str, make):
+        """The working image's gradient `name`: its image's (that LoadedImage property) when this
+        model has its image, else `make(lab)`, made once."""
         if self.image is not None:
-            return self.image.colour_gradients
-        if "colour" not in self._gradients:
-            self._gradients["colour"] = colour_gradients(self.lab)
-        return self._gradients["colour"]
+            return getattr(self.image, name)
+        if name not in self._gradients:
+            self._gradients[name] = make(self.lab)
+        return self._gradients[name]
 
     def pixel_classes(self):
         """(labels, margin) of the whole working image, computed once."""
