@@ -20,6 +20,11 @@ ONE_TILE_COLOUR = 12.0           # Lab distance under which the two tile colours
                                  # renders: 2-9 where the tiles read showed one colour, 22 and up elsewhere)
 
 
+def lab_distance(a: np.ndarray, b: np.ndarray) -> float:
+    """Distance between two Lab colours, lightness counted at LAB_WEIGHTS."""
+    return float(np.linalg.norm((a - b) * LAB_WEIGHTS))
+
+
 @dataclass
 class ColourClass:
     mean: np.ndarray             # Lab mean (L 0..100, a, b)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from .colours import LAB_WEIGHTS, ColourClass, ColourModel
+from .colours import LAB_WEIGHTS, ColourClass, ColourModel, lab_distance
 from .convnet import ConvNet
 from .geometry import WorldGeometry, _apply
 from .hexgrid import cells_to_plane, distinct_cells, hexagon, neighbours, plane_to_cells, ring
@@ -231,8 +231,8 @@ def read_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndar
         # hole (its six sides are its neighbours' edges)
         if not all(n in provisional for n in neighbours(cells[i])):
             continue
-        d_tile = min(np.linalg.norm((medians[i] - c.mean) * LAB_WEIGHTS) for c in colours.tiles.values())
-        d_table = min(np.linalg.norm((medians[i] - c.mean) * LAB_WEIGHTS) for c in colours.tables)
+        d_tile = min(lab_distance(medians[i], c.mean) for c in colours.tiles.values())
+        d_table = min(lab_distance(medians[i], c.mean) for c in colours.tables)
         if d_table < 0.7 * d_tile:
             is_tile[i] = False
             conf[i] = min(conf[i], 0.7)
@@ -276,8 +276,8 @@ def tile_evidence(colours: ColourModel, geo: WorldGeometry, cells, outline: np.n
     for i, cell in enumerate(cells):
         votes, med, vis = votes_all[i], medians[i], visible[i]
         spread = float(np.std(lab_pts[i][usable[i]][:, 0])) if vis else 0.0
-        d_table = min(np.linalg.norm((med - c.mean) * LAB_WEIGHTS) for c in colours.tables)
-        d_tiles = [np.linalg.norm((med - colours.tiles[r].mean) * LAB_WEIGHTS) for r in ("white", "black")]
+        d_table = min(lab_distance(med, c.mean) for c in colours.tables)
+        d_tiles = [lab_distance(med, colours.tiles[r].mean) for r in ("white", "black")]
         rows.append(np.concatenate([
             votes, [vis, spread, d_table, min(d_tiles), max(d_tiles), d_table / (min(d_tiles) + 1.0)],
             sides[i], sides[i] / edge_weak, [edge_weak, edge_strong, float(second_weakest[i]) / edge_strong],
@@ -435,8 +435,8 @@ def _colour_loss(colours: ColourModel, median: np.ndarray, role: str) -> float:
     """What reading a tile of this median colour as `role` costs: 0 when it looks more like that
     tile colour than the other, up to COLOUR_LOSS when it looks like the other."""
     other = "black" if role == "white" else "white"
-    d_role = np.linalg.norm((median - colours.tiles[role].mean) * LAB_WEIGHTS)
-    d_other = np.linalg.norm((median - colours.tiles[other].mean) * LAB_WEIGHTS)
+    d_role = lab_distance(median, colours.tiles[role].mean)
+    d_other = lab_distance(median, colours.tiles[other].mean)
     return float(COLOUR_LOSS * max(0.0, (d_role - d_other) / (d_role + d_other + 1e-9)))
 
 
@@ -485,8 +485,8 @@ def _tile_roles(colours: ColourModel, medians: np.ndarray, is_tile: np.ndarray, 
             colours.reset_cache()
     out = {}
     for i in idx:
-        dw = np.linalg.norm((medians[i] - white) * LAB_WEIGHTS)
-        db = np.linalg.norm((medians[i] - black) * LAB_WEIGHTS)
+        dw = lab_distance(medians[i], white)
+        db = lab_distance(medians[i], black)
         role = "white" if dw <= db else "black"
         margin = abs(dw - db) / (dw + db + 1e-9)
         out[i] = (role, float(np.clip(margin * 3.0, 0, 1)))
