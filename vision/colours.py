@@ -146,6 +146,8 @@ def _robust_class(pixels: np.ndarray, floor=(3.0, 2.0, 2.0)) -> ColourClass:
 TABLE_SOURCES = ("border", "lower border", "main colour", "surroundings")
 SURROUNDINGS = 0.15              # of the photo's short side: the span over which the table's own colour is
                                  # taken as even ("surroundings"); a World's tiles cover less of it
+ROOM_WIDTH = 0.9                 # of the photo's top edge: a region along more of it is the room beyond the
+                                 # table's far edge (or holds it), tried as the World only after the others
 
 
 @dataclass
@@ -262,7 +264,8 @@ def _valley_between(a_pix: np.ndarray, b_pix: np.ndarray, a: ColourClass, b: Col
 
 
 def _components(mask: np.ndarray, keep=3) -> list:
-    """The largest, most central non-table regions (masks), best first."""
+    """The largest, most central non-table regions (masks), best first; the room beyond the table's
+    far edge (a region along over ROOM_WIDTH of the photo's top edge) after the others."""
     h, w = mask.shape
     closed = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((9, 9), np.uint8))
     n, lbl, stats, cents = cv2.connectedComponentsWithStats(closed, connectivity=8)
@@ -275,9 +278,10 @@ def _components(mask: np.ndarray, keep=3) -> list:
         if area < 0.002 * h * w:
             continue
         d = np.hypot(cents[i][0] - w / 2, cents[i][1] - h / 2) / diag
-        scored.append((area * np.exp(-(d / 0.35) ** 2), i))
+        room = np.count_nonzero(lbl[0] == i) > ROOM_WIDTH * w
+        scored.append((not room, area * np.exp(-(d / 0.35) ** 2), i))
     scored.sort(reverse=True)
-    return [((lbl == i) & (mask > 0)).astype(np.uint8) * 255 for _, i in scored[:keep]]
+    return [((lbl == i) & (mask > 0)).astype(np.uint8) * 255 for *_, i in scored[:keep]]
 
 
 def hint_labs(profile: SetProfile) -> dict:
