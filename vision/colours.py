@@ -146,8 +146,9 @@ def _robust_class(pixels: np.ndarray, floor=(3.0, 2.0, 2.0)) -> ColourClass:
 TABLE_SOURCES = ("border", "lower border", "main colour", "surroundings")
 SURROUNDINGS = 0.15              # of the photo's short side: the span over which the table's own colour is
                                  # taken as even ("surroundings"); a World's tiles cover less of it
-ROOM_WIDTH = 0.9                 # of the photo's top edge: a region along more of it is the room beyond the
-                                 # table's far edge (or holds it), tried as the World only after the others
+ROOM_WIDTH = 0.9                 # of the photo's width: a region across more of it, its centre in the top
+                                 # third, is the room beyond the table's far edge: the World's region is
+                                 # looked for among the others first
 
 
 @dataclass
@@ -265,7 +266,8 @@ def _valley_between(a_pix: np.ndarray, b_pix: np.ndarray, a: ColourClass, b: Col
 
 def _components(mask: np.ndarray, keep=3) -> list:
     """The largest, most central non-table regions (masks), best first; the room beyond the table's
-    far edge (a region along over ROOM_WIDTH of the photo's top edge) after the others."""
+    far edge (a region across over ROOM_WIDTH of the photo, its centre in the top third) after
+    the others."""
     h, w = mask.shape
     closed = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((9, 9), np.uint8))
     n, lbl, stats, cents = cv2.connectedComponentsWithStats(closed, connectivity=8)
@@ -278,7 +280,7 @@ def _components(mask: np.ndarray, keep=3) -> list:
         if area < 0.002 * h * w:
             continue
         d = np.hypot(cents[i][0] - w / 2, cents[i][1] - h / 2) / diag
-        room = np.count_nonzero(lbl[0] == i) > ROOM_WIDTH * w
+        room = stats[i, cv2.CC_STAT_WIDTH] > ROOM_WIDTH * w and cents[i][1] < h / 3
         scored.append((not room, area * np.exp(-(d / 0.35) ** 2), i))
     scored.sort(reverse=True)
     return [((lbl == i) & (mask > 0)).astype(np.uint8) * 255 for *_, i in scored[:keep]]
