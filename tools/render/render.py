@@ -2,6 +2,7 @@
 
     /work/bpyenv/bin/python tools/render/render.py --plan tools/render/sample_plan.json --out sample_images
     /work/bpyenv/bin/python tools/render/render.py --plan ... --out /tmp/more --only s001 s014 --samples 48
+    /work/bpyenv/bin/python tools/render/render.py --plan ... --out DIR --threads 1 --part 1/2   # and --part 2/2 beside it
 
 Each spec of the plan (see plan.py) becomes NAME.jpg and NAME.json (the truth; every field is
 described in tools/render/README.md). Every random choice comes from the spec's seed.
@@ -105,11 +106,31 @@ def render_one(spec, out_dir, settings):
     return render_s
 
 
+def plan_part(text: str) -> tuple[int, int]:
+    """(K, N) from "K/N" (1 <= K <= N): the part of a plan one of N renderers takes (chosen_specs)."""
+    match = re.fullmatch(r"(\d+)/(\d+)", text.strip())
+    if not match or not 1 <= int(match[1]) <= int(match[2]):
+        raise argparse.ArgumentTypeError(f"{text!r}: give K/N with 1 <= K <= N, e.g. 1/2")
+    return int(match[1]), int(match[2])
+
+
+def chosen_specs(specs: list, only=None, part=(1, 1)) -> list:
+    """The specs to render: those whose names start with one of `only` (all without it), and of
+    them every Nth from the Kth on for `part` (K, N), so that N renderers started with 1/N .. N/N
+    share a plan, each on its own core, and together render every spec once."""
+    if only:
+        specs = [s for s in specs if any(s["name"].startswith(p) for p in only)]
+    k, n = part
+    return specs[k - 1::n]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Render EXXIT sample photos with ground truth.")
     ap.add_argument("--plan", default=str(HERE / "sample_plan.json"), help="plan JSON (plan.py)")
     ap.add_argument("--out", default=str(REPO / "sample_images"))
     ap.add_argument("--only", nargs="*", help="names (or name prefixes) of specs to render")
+    ap.add_argument("--part", type=plan_part, default=(1, 1), metavar="K/N",
+                    help="render only every Nth spec from the Kth on (N renderers, one per core, share a plan)")
     ap.add_argument("--skip-existing", action="store_true", help="skip specs whose JPEG exists")
     ap.add_argument("--samples", type=int, default=16)
     ap.add_argument("--render-scale", type=float, default=0.75,
@@ -123,8 +144,7 @@ def main(argv=None):
         specs = json.loads(Path(args.plan).read_text())
     except (OSError, ValueError) as exc:
         sys.exit(f"render.py: cannot read plan {args.plan}: {exc}")
-    if args.only:
-        specs = [s for s in specs if any(s["name"].startswith(p) for p in args.only)]
+    specs = chosen_specs(specs, args.only, args.part)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     settings = {"samples": args.samples, "width": args.width, "height": args.height,
