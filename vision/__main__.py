@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 import cv2
@@ -23,6 +24,17 @@ def reserves_arg(text: str) -> dict:
     if len(parts) != 2 or not all(p.strip().isdigit() and int(p) <= DISCS_PER_COLOUR for p in parts):
         raise argparse.ArgumentTypeError(f"{text!r} is not W,B: two counts 0..{DISCS_PER_COLOUR}, e.g. 2,0")
     return {"white": int(parts[0]), "black": int(parts[1])}
+
+
+def debug_image_path(path: str) -> str:
+    """`path` if the debug overlay can be written there: an image name (.png, .jpg, ...) in an
+    existing folder. Checked before the photo is read, so a slow read is not lost to a typo."""
+    if not cv2.haveImageWriter(path):
+        raise argparse.ArgumentTypeError(f"{path!r} is not an image file name: use e.g. debug.png or debug.jpg")
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError(f"{path!r}: no such folder {folder!r}")
+    return path
 
 
 def fitted_to_reserves(reading: dict, reserves: dict) -> dict:
@@ -49,7 +61,7 @@ def main(argv=None) -> int:
                          "heights best): every stack both photos show is read from both")
     an.add_argument("--profile", help="set profile: a JSON file or an edition name "
                                       "(jactalea-red-black, silver-red, black-white)")
-    an.add_argument("--debug", metavar="OUT.png", help="also write the debug overlay image")
+    an.add_argument("--debug", metavar="OUT.png", type=debug_image_path, help="also write the debug overlay image")
     an.add_argument("--json", action="store_true", help="print compact one-line JSON")
     an.add_argument("--reserves", metavar="W,B", type=reserves_arg,
                     help="the white and black discs off the table, counted by the players: the "

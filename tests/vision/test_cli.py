@@ -117,3 +117,10 @@ def test_reserves_that_are_not_two_counts_are_refused_in_one_line(photo, reserve
 def test_reserves_the_reading_cannot_meet_exit_2_with_why(photo):
     res = run("analyze", str(photo), "--reserves", "8,8")
     assert res.returncode == 2 and "0 discs are on the table" in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize("name", ["debug.txt", "debug", "no/such/folder/debug.png"])
+def test_a_debug_image_that_cannot_be_written_is_refused_before_reading(photo, tmp_path, name):
+    res = run("analyze", str(photo), "--debug", str(tmp_path / name))
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
+    assert res.stderr.startswith("vision: ") and "debug" in res.stderr and not res.stdout
