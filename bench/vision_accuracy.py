@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/vision_accuracy.py sample_images [--timeout 120] [--no-profile] [--json OUT]
         [--compare EARLIER.json] [--by tilt_band,edition,light,table,phase] [--reserves-from-truth]
-        [--measured-profile]
+        [--measured-profile] [--camera-files]
 
 Runs the vision CLI on every image of FOLDER that has a truth file (NAME.json, format
 exxit-sample/1, written by tools/render), aligns each predicted position to its truth over the
@@ -25,6 +25,8 @@ A failing, crashing or missing vision counts as "no World found", so this runs f
 changed since, and the totals before and after: what a change to vision did.
 `--measured-profile` gives vision each render's own set profile (the sizes of its pieces, which
 `tools/render/plan.py --sizes-off` draws apart from the edition's) instead of the edition's.
+`--camera-files` gives vision each photo's lens (`--camera NAME.camera.json`, written beside the
+photos taken again through a distorting lens by `tools/lens_distort.py`).
 `--reserves-from-truth` gives vision each photo's true reserves (`--reserves W,B`), as players who
 count their reserves would: how much the heights fitted to them (vision.fitting) get right.
 """
@@ -278,9 +280,11 @@ def summarise(rows: list[dict]) -> dict:
 
 # ------------------------------------------------------------------ running the CLI
 def run_vision(image: Path, profile: str | None, timeout: float, python: str, reserves: dict | None = None,
-               second: Path | None = None):
+               second: Path | None = None, camera: Path | None = None):
     """(prediction JSON or None, wall seconds, in-process seconds or None, note)."""
     cmd = [python, "-m", "vision", "analyze", str(image), "--json"]
+    if camera:
+        cmd += ["--camera", str(camera)]
     if second:
         cmd += ["--second-photo", str(second)]
     if profile:
@@ -392,7 +396,8 @@ def read_images(items, args, measured_profiles: Path | None) -> list:
             Path(profile).write_text(json.dumps(truth["profile"]))
         reserves = truth["position"].get("reserves") if args.reserves_from_truth else None
         second = Path(args.second_photos) / image.name if args.second_photos else None
-        pred, wall, inner, note = run_vision(image, profile, args.timeout, args.python, reserves, second)
+        camera = image.with_name(f"{image.stem}.camera.json") if args.camera_files else None
+        pred, wall, inner, note = run_vision(image, profile, args.timeout, args.python, reserves, second, camera)
         row = score_image(truth["position"], pred)
         row.update({"name": image.stem, "wall_s": wall, "vision_s": inner, "note": note,
                     **{key: meta.get(key, "?") for key in GROUP_KEYS}})
@@ -420,6 +425,9 @@ def main(argv=None):
     ap.add_argument("--second-photos", metavar="DIR",
                     help="read each photo together with the photo of the same name in DIR (another "
                          "view of the same table: tools/render/plan.py --second-views)")
+    ap.add_argument("--camera-files", action="store_true",
+                    help="give vision each photo's lens, NAME.camera.json beside it (photos taken through "
+                         "a distorting lens: tools/lens_distort.py)")
     ap.add_argument("--by", default="tilt_band,edition",
                     help=f"comma-separated truth fields to group the images by, a table each ({', '.join(GROUP_KEYS)})")
     args = ap.parse_args(argv)

@@ -1,5 +1,5 @@
-"""`python -m vision analyze PHOTO [--second-photo PHOTO2] [--profile SET.json] [--debug OUT.png] [--json]
-[--reserves W,B]`.
+"""`python -m vision analyze PHOTO [--second-photo PHOTO2] [--profile SET.json] [--camera CAMERA.json]
+[--debug OUT.png] [--json] [--reserves W,B]`.
 
 Exit codes: 0 success, 2 unreadable or invalid input, 3 no EXXIT World found.
 """
@@ -61,6 +61,9 @@ def main(argv=None) -> int:
                          "heights best): every stack both photos show is read from both")
     an.add_argument("--profile", help="set profile: a JSON file or an edition name "
                                       "(jactalea-red-black, silver-red, black-white)")
+    an.add_argument("--camera", metavar="CAMERA.json",
+                    help="the camera's lens, measured by `python -m calibration camera`: the photos "
+                         "(both, with --second-photo) are undistorted before they are read")
     an.add_argument("--debug", metavar="OUT.png", type=debug_image_path, help="also write the debug overlay image")
     an.add_argument("--json", action="store_true", help="print compact one-line JSON")
     an.add_argument("--reserves", metavar="W,B", type=reserves_arg,
@@ -69,18 +72,20 @@ def main(argv=None) -> int:
                          "debug overlay shows them as read)")
     args = parser.parse_args(argv)
     from . import add_second_photo, analyze_photo
+    from .lens import load_lens
     from .loading import load_image
     try:
-        reading = analyze_photo(args.photo, profile=args.profile)
+        lens = None if args.camera is None else load_lens(args.camera)
+        reading = analyze_photo(args.photo, profile=args.profile, lens=lens)
         if args.second_photo:
-            reading = add_second_photo(reading, args.second_photo, profile=args.profile)
+            reading = add_second_photo(reading, args.second_photo, profile=args.profile, lens=lens)
         obj = reading.to_json()
         if args.reserves:
             obj = fitted_to_reserves(obj, args.reserves)
     except Exception as exc:             # VisionError: the photo's fault; anything else: ours
         return report("vision", exc)
     if args.debug:
-        overlay = reading.draw_overlay(load_image(args.photo).full)
+        overlay = reading.draw_overlay(load_image(args.photo, lens).full)
         if not cv2.imwrite(args.debug, overlay):
             print(f"vision: cannot write the debug image {args.debug}", file=sys.stderr)
             return 2

@@ -22,3 +22,8 @@ class NoWorldFoundError(VisionError):
 
 class ProfileError(VisionError):
     """A set profile is missing, not JSON, or not a valid exxit-set/1 document."""
+
+
+class LensError(VisionError):
+    """A camera file is missing, not JSON, not a valid exxit-camera/1 document, or measured on photos
+    of another shape than the one read."""

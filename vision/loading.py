@@ -12,6 +12,7 @@ import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from .errors import UnreadableImageError
+from .lens import Lens
 
 MAX_PIXELS = 50_000_000          # beyond this we refuse (decompression bombs, absurd scans)
 MAX_BYTES = 60 * 1024 * 1024
@@ -27,6 +28,7 @@ class LoadedImage:
     work: np.ndarray             # BGR uint8, long side <= WORK_LONG_SIDE
     scale: float                 # work = full * scale
     size: tuple                  # (width, height) of the full image, EXIF orientation applied
+    lens: Lens | None = None     # the lens the photo was taken through, for its size: both images undistorted
     _full: np.ndarray | None = None
     _data: bytes | None = None
 
@@ -39,7 +41,8 @@ class LoadedImage:
         full = self.full
         work = full if scale == 1.0 else cv2.resize(full, (round(w * scale), round(h * scale)),
                                                     interpolation=cv2.INTER_AREA)
-        return LoadedImage(work=work, scale=work.shape[1] / w, size=self.size, _full=full, _data=self._data)
+        return LoadedImage(work=work, scale=work.shape[1] / w, size=self.size, lens=self.lens, _full=full,
+                           _data=self._data)
 
     @functools.cached_property
     def gray(self) -> np.ndarray:
@@ -68,7 +71,8 @@ class LoadedImage:
     def full(self) -> np.ndarray:
         """The full-resolution BGR image (decoded on first use: the stages work on `work`)."""
         if self._full is None:
-            self._full, _ = decode_image(self._data)
+            full, _ = decode_image(self._data)
+            self._full = full if self.lens is None else self.lens.undistort(full)
         return self._full
 
 
@@ -88,8 +92,10 @@ def colour_gradients(lab: np.ndarray) -> tuple:
     return gx, gy, np.sqrt(sq[..., 0] + sq[..., 1] + sq[..., 2])
 
 
-def load_image(source) -> LoadedImage:
+def load_image(source, lens: Lens | None = None) -> LoadedImage:
     """Read `source` (a path, bytes or a BGR/gray ndarray); raise UnreadableImageError if we can't.
+    With the `lens` the photo was taken through (vision.lens), the images are undistorted: what a
+    pinhole camera would have taken (LensError if the photo's shape is not the lens's).
 
     JPEGs are decoded straight at about the working resolution (libjpeg's DCT scaling), which
     is what makes large photos cheap; the full image is decoded only if someone asks for it."""
@@ -111,7 +117,13 @@ def load_image(source) -> LoadedImage:
         work = cv2.resize(reduced, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_AREA)
     if scale == 1.0 and full is None and (rw, rh) == (w, h):
         full = reduced
-    return LoadedImage(work=work, scale=work.shape[1] / w, size=(w, h), _full=full, _data=data)
+    if lens is not None:
+        lens = lens.scaled_to((w, h))
+        undistorted = lens.undistort(work)
+        if full is not None:
+            full = undistorted if full is work else lens.undistort(full)
+        work = undistorted
+    return LoadedImage(work=work, scale=work.shape[1] / w, size=(w, h), lens=lens, _full=full, _data=data)
 
 
 def _read_bytes(source) -> bytes:

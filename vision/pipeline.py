@@ -14,6 +14,7 @@ from .colours import TABLE_SOURCES, ColourModel, find_colours, find_table
 from .errors import NoWorldFoundError
 from .geometry import WorldGeometry, find_world, straight_edges
 from .hexgrid import cells_to_plane, components, ring
+from .lens import load_lens
 from .loading import DETAIL_LONG_SIDE, LoadedImage, load_image
 from .profile import load_profile
 from .reading import PhotoReading
@@ -26,8 +27,10 @@ NO_TILE_READ = "no EXXIT World found: a hex pattern was fitted but no tile could
 STEEP_VIEW_DEG = 20              # camera tilt under which a stack's side hardly shows (BENCHMARKS.md, session 19)
 
 
-def analyze_photo(source, profile=None) -> PhotoReading:
-    """Read an EXXIT position from a photo (path, bytes or BGR ndarray)."""
+def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
+    """Read an EXXIT position from a photo (path, bytes or BGR ndarray); `profile` the set's
+    (vision.profile), `lens` the camera's (vision.lens: a Lens or an exxit-camera/1 file), when
+    measured: the photo is then undistorted before it is read."""
     timing = {}
     t0 = last = time.perf_counter()
 
@@ -40,7 +43,7 @@ def analyze_photo(source, profile=None) -> PhotoReading:
     # without a profile the sizes are the default set's, and (FORMATS.md) the lighter colour
     # plays White: the default set's colour hints are not applied to somebody else's set
     profile = load_profile(profile) if profile is not None else replace(load_profile(None), colours={})
-    image = load_image(source)
+    image = load_image(source, None if lens is None else load_lens(lens))
     lap("load_s")
     located = locate_world(image, profile)
     image, colours, geo, first, edges = located.image, located.colours, located.geometry, located.first, located.edges
@@ -83,7 +86,7 @@ def analyze_photo(source, profile=None) -> PhotoReading:
                                     "(the supply or spare pieces?)"})
     timing["total_s"] = time.perf_counter() - t0
     return PhotoReading(tiles=tiles, stacks=stacks, geometry=geo, colours=colours, profile=profile,
-                        image_size=image.size, origin=origin, warnings=warnings, timing=timing)
+                        image_size=image.size, origin=origin, warnings=warnings, timing=timing, lens=image.lens)
 
 
 def reading_warnings(tiles: TileReading, stacks: StackReading, origin) -> list:

@@ -11,6 +11,7 @@ import rules
 from .colours import ColourModel
 from .errors import VisionError
 from .geometry import WorldGeometry
+from .lens import Lens
 from .profile import SetProfile
 from .stacks import StackReading
 from .tiles import TileReading
@@ -34,6 +35,7 @@ class PhotoReading:
     origin: tuple                 # lattice cell reported as (0, 0)
     warnings: list = field(default_factory=list)
     timing: dict = field(default_factory=dict)
+    lens: Lens | None = None      # the lens the photo was undistorted for; the geometry is the undistorted image's
 
     # --- coordinates -------------------------------------------------------------------------
     def _lattice(self, cell):
@@ -44,14 +46,18 @@ class PhotoReading:
 
     def cell_to_pixel(self, cell) -> tuple[float, float]:
         """Pixel centre of a cell's tile top in the original image."""
-        x, y = self.geometry.project([self._lattice(cell)], 0.0)[0]
-        return float(x), float(y)
+        return self._in_photo(self.geometry.project([self._lattice(cell)], 0.0)[0])
 
     def stack_top_pixel(self, cell) -> tuple[float, float]:
+        """Pixel centre of a stack's top disc in the original image."""
         st = self.stacks.stacks.get(self._lattice(cell))
         if st is None:
             raise KeyError(f"no stack at {cell}")
-        return st.top_pixel
+        return self._in_photo(st.top_pixel)
+
+    def _in_photo(self, point) -> tuple[float, float]:
+        x, y = point if self.lens is None else self.lens.to_photo([point])[0]
+        return float(x), float(y)
 
     # --- the position ----------------------------------------------------------------------
     @property
@@ -115,7 +121,8 @@ class PhotoReading:
 
     # --- drawing ---------------------------------------------------------------------------
     def draw_overlay(self, image: np.ndarray) -> np.ndarray:
-        """The debug overlay on `image` (the original photo, BGR): lattice, cells, stacks, doubts."""
+        """The debug overlay on `image` (the photo as read, BGR: undistorted when read through a lens):
+        lattice, cells, stacks, doubts."""
         out = image.copy()
         geo = self.geometry
         f = out.shape[1] / self.image_size[0]

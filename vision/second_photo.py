@@ -80,13 +80,14 @@ def _move(cell, placement) -> tuple:
     return q + dq, r + dr
 
 
-def add_second_photo(first: PhotoReading, source, profile=None) -> PhotoReading:
-    """`first` combined with the reading of the second photo `source` (combine_readings). A second
+def add_second_photo(first: PhotoReading, source, profile=None, lens=None) -> PhotoReading:
+    """`first` combined with the reading of the second photo `source` (combine_readings), taken
+    through `lens` if given (analyze_photo). A second
     photo in which no World is found, or another World, leaves the reading as `first` has it, with
     a "second-photo-unused" warning that says why; one that is not an image we can read raises
     UnreadableImageError, saying that it is the second photo."""
     try:
-        return combine_readings(first, analyze_photo(source, profile=profile))
+        return combine_readings(first, analyze_photo(source, profile=profile, lens=lens))
     except UnreadableImageError as exc:
         exc.args = (f"the second photo: {exc}",)
         raise
