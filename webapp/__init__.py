@@ -25,6 +25,7 @@ def create_app(test_config=None):
         ANALYSIS_MAX_SIDE=2400,
         CONCURRENT_ANALYSES=2,
         VISION_PROFILE=None,
+        VISION_CAMERA=None,
     )
     if test_config is None:
         app.config.from_pyfile("config.py", silent=True)

@@ -39,6 +39,9 @@ def parse_args(argv):
     parser.add_argument("--profile", metavar="SET",
                         help="set profile: a shipped edition (jactalea-red-black, silver-red, "
                              "black-white) or a SET.json from `python -m calibration profile`")
+    parser.add_argument("--camera", metavar="CAMERA.json",
+                        help="the camera's lens, from `python -m calibration camera`: every photo is "
+                             "undistorted before it is read (a webcam's or a wide lens's curved edges)")
     return parser.parse_args(argv)
 
 
@@ -60,11 +63,14 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     app = create_app()
     app.debug = False
-    if args.profile is not None:
+    if args.profile is not None or args.camera is not None:
         import vision
 
         try:
-            app.config["VISION_PROFILE"] = vision.load_profile(args.profile)
+            if args.profile is not None:
+                app.config["VISION_PROFILE"] = vision.load_profile(args.profile)
+            if args.camera is not None:
+                app.config["VISION_CAMERA"] = vision.load_lens(args.camera)
         except vision.VisionError as exc:
             sys.exit(f"python -m webapp: {exc}")
     scheme = "https" if args.https else "http"

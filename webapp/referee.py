@@ -149,6 +149,11 @@ def _profile():
     return None if name is None else vision.load_profile(name)
 
 
+def _lens():
+    camera = current_app.config["VISION_CAMERA"]
+    return None if camera is None else vision.load_lens(camera)
+
+
 def no_world_error(reason, which="this photo"):
     """The 422 for a photo without an EXXIT World: what vision saw, and how to take a better one."""
     return InputError(f"No EXXIT World found in {which} ({reason}). Take the photo from a "
@@ -170,7 +175,7 @@ def _read(bgr, second_bgr=None):
 
 def _analyze(bgr, which):
     try:
-        return vision.analyze_photo(bgr, profile=_profile())
+        return vision.analyze_photo(bgr, profile=_profile(), lens=_lens())
     except vision.NoWorldFoundError as exc:
         raise no_world_error(str(exc).removeprefix("no EXXIT World found: "), which)
     except vision.UnreadableImageError as exc:

@@ -1,5 +1,8 @@
 """POST /api/analyze and the gallery with the rendered sample photos of sample_images/."""
 
+import io
+import json
+
 import cv2
 import numpy as np
 import pytest
@@ -107,3 +110,27 @@ def test_the_result_page_form_reads_both_photos_and_opens_the_new_result(client)
     assert 'id="two-photos"' in client.get(response.location).get_data(as_text=True)
     empty = client.post(f"/a/{first['id']}/second-photo", data={}, content_type="multipart/form-data")
     assert empty.status_code == 400 and "Choose the second photo first." in empty.get_data(as_text=True)
+
+
+WEBCAM = {"format": "exxit-camera/1", "image_size": [1600, 1200],
+          "K": [[1300.0, 0.0, 799.5], [0.0, 1300.0, 599.5], [0.0, 0.0, 1.0]]}
+
+
+@needs_samples
+def test_photos_are_read_through_the_configured_camera(app, tmp_path):
+    """With a camera file (`python -m webapp --camera`), every photo is read through its lens: one
+    without distortion reads as without a camera file; a photo of another shape than the camera's
+    gets a 422 that says so."""
+    path = SAMPLE_DIR / "s012-midgame-silverred-tilt0_15.jpg"
+    post = lambda client, data: client.post("/api/analyze", data={"photo": (data, path.name)},
+                                            content_type="multipart/form-data")
+    plain = post(app.test_client(), path.open("rb"))
+    camera = tmp_path / "camera.json"
+    camera.write_text(json.dumps({**WEBCAM, "distortion": [0.0] * 5}))
+    app.config["VISION_CAMERA"] = str(camera)
+    through = post(app.test_client(), path.open("rb"))
+    assert plain.status_code == through.status_code == 200
+    assert through.json["position"]["tiles"] == plain.json["position"]["tiles"]
+    upright = cv2.imencode(".jpg", cv2.rotate(cv2.imread(str(path)), cv2.ROTATE_90_CLOCKWISE))[1].tobytes()
+    refused = post(app.test_client(), io.BytesIO(upright))
+    assert refused.status_code == 422 and "measured on 1600x1200 photos" in refused.json["error"]

@@ -107,6 +107,11 @@ def test_an_unknown_set_profile_is_a_one_line_error(tmp_path):
     assert "no-such-set" in failed_start(tmp_path, "--profile", "no-such-set")
 
 
+def test_a_bad_camera_file_is_a_one_line_error(tmp_path):
+    (tmp_path / "camera.json").write_text('{"format": "exxit-set/1"}')
+    assert "exxit-camera/1" in failed_start(tmp_path, "--camera", str(tmp_path / "camera.json"))
+
+
 def test_the_served_app_is_never_in_debug_mode(monkeypatch):
     import waitress.server
 
