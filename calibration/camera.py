@@ -25,6 +25,8 @@ from .profile import CalibrationError
 MM_PER_INCH = 25.4
 MIN_CORNERS = 6                  # ChArUco corners a photo must show to count as a view
 MIN_VIEWS = 4
+OUTLIER_FACTOR = 4               # a view whose reprojection error is over this many times the median ...
+OUTLIER_FLOOR_PX = 1.0           # ... and over this is left out, and the lens measured again without it
 GOOD_VIEWS = 10                  # fewer usable views than this: warn that the lens may be off
 MAX_GOOD_RMS_PX = 1.0            # a reprojection error above this means a poor calibration
 MIN_COVERAGE = 0.7               # the corners of all views together should span this much of each side
@@ -116,7 +118,8 @@ class _View:
 def measure_camera(photos, spec: BoardSpec = BoardSpec()) -> tuple:
     """(the Lens, a report) measured from photos (paths or encoded bytes) of the printed board
     `spec`, all taken by one camera at one resolution. The report: "rms_px" (reprojection error),
-    "views" (photos used), "photos", "board", "view_errors" (each used photo's "rms_px") and
+    "views" (photos used: a photo that fits the others far worse than they fit each other is left
+    out, one at a time), "photos", "board", "view_errors" (each used photo's "rms_px") and
     "warnings" (sentences about a calibration to redo or improve).
     Raises UnreadableImageError (naming the photo) or CalibrationError."""
     photos = list(photos)
@@ -130,12 +133,19 @@ def measure_camera(photos, spec: BoardSpec = BoardSpec()) -> tuple:
     if len(used) < MIN_VIEWS:
         raise CalibrationError(f"the board was found in only {len(used)} of {len(views)} photo{_plural(views)} "
                                f"(at least {MIN_VIEWS} needed, 10-20 from different angles are best)")
-    object_points = [v.object_points for v in used]
-    image_points = [v.image_points for v in used]
-    rms, K, distortion, rvecs, tvecs = cv2.calibrateCamera(object_points, image_points, size, None, None)
-    view_errors = [{"photo": v.name, "rms_px": _reprojection_rms(v, K, distortion, rvec, tvec)}
-                   for v, rvec, tvec in zip(used, rvecs, tvecs)]
+    left_out = []
+    while True:
+        rms, K, distortion, rvecs, tvecs = cv2.calibrateCamera([v.object_points for v in used],
+                                                               [v.image_points for v in used], size, None, None)
+        errors = [_reprojection_rms(v, K, distortion, rvec, tvec) for v, rvec, tvec in zip(used, rvecs, tvecs)]
+        worst = int(np.argmax(errors))
+        if len(used) <= MIN_VIEWS or errors[worst] <= max(OUTLIER_FLOOR_PX, OUTLIER_FACTOR * np.median(errors)):
+            break
+        left_out.append((used.pop(worst).name, errors[worst]))
+    view_errors = [{"photo": v.name, "rms_px": error} for v, error in zip(used, errors)]
     warnings = _warnings(float(rms), views, used, size)
+    warnings += [f"{name} did not fit the other photos ({error:.1f} px): left out (a board bent, moved or "
+                 "misread in it?)" for name, error in left_out]
     lens = Lens(K=K, distortion=distortion.ravel(), image_size=size)
     report = {"rms_px": round(float(rms), 4), "views": len(used), "photos": len(views), "board": spec.to_json(),
               "view_errors": view_errors, "warnings": warnings}

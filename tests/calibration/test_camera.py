@@ -56,6 +56,18 @@ def test_recovers_the_lens(measured):
     assert report["warnings"] == []
 
 
+def test_a_photo_that_does_not_fit_the_others_is_left_out_and_named(photos):
+    """A photo taken through another lens (say, zoomed, or the board lifted off the table) would pull
+    the whole measurement off: it is left out, the lens measured from the others, and the user told."""
+    other = Camera(K=K * [[1.3], [1.3], [1]], distortion=[0.1, 0.0, 0.0, 0.0, 0.0])
+    stray = cv2.imencode(".png", random_views(other, 1, seed=7)[0].photo)[1].tobytes()
+    lens, report = measure_camera([stray, *photos[:10]])
+    assert report["views"] == 10 and report["photos"] == 11
+    assert any(w.startswith("photo 1 did not fit the other photos") for w in report["warnings"])
+    assert lens.K[0, 0] == pytest.approx(K[0, 0], rel=0.015)
+    assert lens.distortion[0] == pytest.approx(DISTORTION[0], abs=0.03)
+
+
 def test_cli_camera_file_undistorts_like_the_true_lens(photos, tmp_path):
     out = tmp_path / "camera.json"
     res = run("camera", *photos, "--out", out)
