@@ -65,7 +65,7 @@ class Lens:
         map_x, map_y = self._maps(w, h)
         return cv2.remap(image, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
 
-    @functools.lru_cache(maxsize=4)
+    @functools.lru_cache(maxsize=2)      # the working and the full image of one photo size
     def _maps(self, w: int, h: int) -> tuple:
         lens = self.scaled_to((w, h))
         return cv2.initUndistortRectifyMap(lens.K, lens.distortion, None, lens.K, (w, h), cv2.CV_16SC2)
