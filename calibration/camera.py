@@ -131,8 +131,8 @@ def measure_camera(photos, spec: BoardSpec = BoardSpec()) -> tuple:
     size = _common_size(views)
     used = [v for v in views if v.object_points is not None]
     if len(used) < MIN_VIEWS:
-        raise CalibrationError(f"the board was found in only {len(used)} of {len(views)} photo{_plural(views)} "
-                               f"(at least {MIN_VIEWS} needed, 10-20 from different angles are best)")
+        raise CalibrationError(f"the board was found in {len(used)} of {len(views)} photo{_plural(views)}; "
+                               f"at least {MIN_VIEWS} are needed (10-20 from different angles are best)")
     left_out = []
     while True:
         rms, K, distortion, rvecs, tvecs = cv2.calibrateCamera([v.object_points for v in used],

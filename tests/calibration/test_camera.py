@@ -125,7 +125,7 @@ def test_photos_without_the_board_say_how_many_showed_it(photos, tmp_path):
     blank = tmp_path / "blank.png"
     cv2.imwrite(str(blank), np.full((SIZE[1], SIZE[0]), 128, np.uint8))
     res = run("camera", *photos[:2], blank, blank, blank, "--out", tmp_path / "c.json")
-    assert "found in only 2 of 5 photos (at least 4 needed" in one_line_error(res)
+    assert "found in 2 of 5 photos; at least 4 are needed" in one_line_error(res)
     assert not (tmp_path / "c.json").exists()
 
 
