@@ -120,7 +120,7 @@ def test_the_pixels_reported_are_the_photos_own(webcam_photo):
         public = reading._public(ours)
         if public in reading.tile_colours:
             errors.append(np.hypot(*(np.array(reading.cell_to_pixel(public)) - lens.to_photo([straight[:2]])[0])))
-    assert len(errors) >= 5 and np.median(errors) < 3
+    assert len(errors) >= 5 and np.median(errors) < 5          # the undistorted pixels are about 10 off
 
 
 def test_the_cli_reads_through_the_camera_file_and_refuses_a_bad_one(webcam_photo, tmp_path):
