@@ -25,6 +25,7 @@ from .tiles import (CONFIDENT as TILE_CONFIDENT, TileReading, candidate_cells, c
 
 NO_TILE_READ = "no EXXIT World found: a hex pattern was fitted but no tile could be read"
 STEEP_VIEW_DEG = 20              # camera tilt under which a stack's side hardly shows (BENCHMARKS.md, session 19)
+SMALL_PHOTO_SIDE = 1000          # px, a longer side under which fewer Worlds read exactly (BENCHMARKS.md, session 39)
 
 
 def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
@@ -79,6 +80,10 @@ def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
         warnings.append({"code": "view-from-above", "cells": [],
                          "message": f"photographed from nearly straight above ({tilt:.0f}° from vertical), where "
                                     "a stack's height hardly shows; a photo taken at 30-45° reads heights better"})
+    if max(image.size) < SMALL_PHOTO_SIDE:
+        warnings.append({"code": "small-photo", "cells": [],
+                         "message": f"a small photo ({image.size[0]}x{image.size[1]} pixels): tiles and stacks read "
+                                    f"better from photos of at least {SMALL_PHOTO_SIDE} pixels on the longer side"})
     if ignored:
         away = [(c[0] - origin[0], c[1] - origin[1]) for c in ignored]
         warnings.append({"code": "ignored-tiles", "cells": warning_cells(away),

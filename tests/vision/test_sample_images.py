@@ -294,6 +294,21 @@ def test_a_photo_from_straight_above_with_doubtful_heights_advises_a_lower_view(
     assert advice("s057-finished-blackwhite-tilt35_60")[1] == []
 
 
+def test_a_small_photo_is_read_and_the_reader_says_a_larger_one_reads_better():
+    """A 640x480 frame (a webcam's, a video's) still gets its reading, with the advice to take a
+    photo of at least 1000 px; the 1600x1200 render does not get it."""
+    import cv2
+    name = "s003-midgame-redblack-tilt35_60"
+    truth, reading = _read(name)
+    assert "small-photo" not in _warned(reading)
+    frame = cv2.resize(cv2.imread(str(SAMPLES / f"{name}.jpg")), (640, 480), interpolation=cv2.INTER_AREA)
+    small = vision.analyze_photo(frame, truth["meta"]["edition"])
+    assert sorted(small.tile_colours.values()) == sorted(reading.tile_colours.values())
+    assert len(small.stack_discs) == len(reading.stack_discs)
+    advice = [w["message"] for w in small.warnings if w["code"] == "small-photo"]
+    assert len(advice) == 1 and "640x480" in advice[0] and "1000 pixels" in advice[0]
+
+
 def test_a_small_world_is_read_finer_with_its_edges_looked_for_only_around_it(monkeypatch):
     """s043's World spans under a third of the photo: it is read at the finer working resolution,
     its straight edges looked for in a box around it that holds every tile, and read right."""
