@@ -22,14 +22,13 @@ lens is undistorted before anything else reads it. The file is `exxit-camera/1` 
 from __future__ import annotations
 
 import functools
-import json
 from dataclasses import dataclass
-from pathlib import Path
 
 import cv2
 import numpy as np
 
 from .errors import LensError
+from .profile import read_json_file
 
 FORMAT = "exxit-camera/1"
 ASPECT_TOLERANCE = 0.01          # a photo of another size must keep the measured frame's shape
@@ -116,12 +115,4 @@ def load_lens(source) -> Lens:
         return source
     if isinstance(source, dict):
         return lens_from_json(source)
-    try:
-        text = Path(source).read_text(encoding="utf-8")
-    except (OSError, ValueError):
-        raise LensError(f"camera file not found: {source}") from None
-    try:
-        obj = json.loads(text)
-    except ValueError:
-        raise LensError(f"camera file {source}: not valid JSON") from None
-    return lens_from_json(obj)
+    return lens_from_json(read_json_file(source, LensError, "camera file"))

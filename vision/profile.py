@@ -119,13 +119,20 @@ def load_profile(path_or_name=None) -> SetProfile:
     shipped = PROFILE_DIR / f"{name}.json"
     if not path.is_file() and shipped.is_file():
         path = shipped
+    known = ", ".join(sorted(p.stem for p in PROFILE_DIR.glob("*.json")))
+    return profile_from_json(read_json_file(path, ProfileError, "set profile", name, f" (editions: {known})"))
+
+
+def read_json_file(path, error: type, what: str, label=None, hint: str = ""):
+    """The JSON document in the file `path`, or `error` (a VisionError) with a one-line message
+    naming `what` ("set profile", "camera file") and `label` (default: the path) when the file
+    cannot be read (`hint` appended) or is not JSON."""
+    label = path if label is None else label
     try:
-        text = path.read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8")
     except (OSError, ValueError):
-        known = ", ".join(sorted(p.stem for p in PROFILE_DIR.glob("*.json")))
-        raise ProfileError(f"set profile not found: {name} (editions: {known})") from None
+        raise error(f"{what} not found: {label}{hint}") from None
     try:
-        obj = json.loads(text)
+        return json.loads(text)
     except ValueError:
-        raise ProfileError(f"set profile {name}: not valid JSON") from None
-    return profile_from_json(obj)
+        raise error(f"{what} {label}: not valid JSON") from None
