@@ -11,14 +11,13 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 
 import cv2
 import numpy as np
 
 from vision.errors import UnreadableImageError
 from vision.lens import Lens
-from vision.loading import decode_image
+from vision.loading import decode_image, read_photo_bytes
 
 from .profile import CalibrationError
 
@@ -160,11 +159,7 @@ def _find_board(photo, name: str, board, detector) -> _View:
     """Decode one photo at full resolution and find the board's corners; none if fewer than
     MIN_CORNERS or all on one line (such a view says nothing about the lens)."""
     try:
-        data = bytes(photo) if isinstance(photo, (bytes, bytearray)) else Path(photo).read_bytes()
-    except OSError as exc:
-        raise UnreadableImageError(f"{name}: cannot read ({exc.strerror})") from None
-    try:
-        image, _ = decode_image(data)
+        image, _ = decode_image(read_photo_bytes(photo))
     except UnreadableImageError as exc:
         raise UnreadableImageError(f"{name}: {exc}", exc.reason) from None
     height, width = image.shape[:2]

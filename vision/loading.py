@@ -105,7 +105,7 @@ def load_image(source, lens: Lens | None = None) -> LoadedImage:
         size = (full.shape[1], full.shape[0])
         reduced = full
     else:
-        data = _read_bytes(source)
+        data = read_photo_bytes(source)
         full = None
         reduced, size = decode_image(data, reduce_to=WORK_LONG_SIDE)
     w, h = size
@@ -126,7 +126,9 @@ def load_image(source, lens: Lens | None = None) -> LoadedImage:
     return LoadedImage(work=work, scale=work.shape[1] / w, size=(w, h), lens=lens, _full=full, _data=data)
 
 
-def _read_bytes(source) -> bytes:
+def read_photo_bytes(source) -> bytes:
+    """The encoded bytes of a photo given as bytes, a path or a file object; UnreadableImageError
+    (one line) for a missing file, a folder, or more than MAX_BYTES."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
     elif isinstance(source, (str, Path)):
