@@ -77,10 +77,15 @@ def _profile(args) -> int:
     return 0
 
 
+def _board_spec(args):
+    from .camera import BoardSpec
+    return BoardSpec(args.squares, args.square_mm, args.marker_mm, args.dictionary)
+
+
 def _board(args) -> int:
-    from .camera import BoardSpec, board_image
+    from .camera import board_image
     try:
-        spec = BoardSpec(args.squares, args.square_mm, args.marker_mm, args.dictionary)
+        spec = _board_spec(args)
         image = board_image(spec, dpi=args.dpi)
     except Exception as exc:
         return report("calibration", exc)
@@ -98,10 +103,9 @@ def _board(args) -> int:
 
 
 def _camera(args) -> int:
-    from .camera import BoardSpec, measure_camera
+    from .camera import measure_camera
     try:
-        spec = BoardSpec(args.squares, args.square_mm, args.marker_mm, args.dictionary)
-        lens, measured = measure_camera(args.photos, spec)
+        lens, measured = measure_camera(args.photos, _board_spec(args))
     except Exception as exc:
         return report("calibration", exc)
     if not _write(args.out, _json_bytes(lens.to_json(**measured))):
