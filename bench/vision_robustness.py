@@ -23,6 +23,7 @@ phone photos 2%); this says which of those ways costs the reading most. Changes 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import json
 import sys
@@ -47,7 +48,9 @@ MEASURES = {"no World found": "no World", "World exactly right": "World exact", 
             "height exactly right": "heights", "forced dances exactly right": "dances", "score exactly right": "score"}
 
 
+@functools.cache
 def _lens_distort():
+    """tools/lens_distort.py, loaded once per process."""
     spec = importlib.util.spec_from_file_location("lens_distort", REPO / "tools" / "lens_distort.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
