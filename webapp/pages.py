@@ -77,7 +77,8 @@ def recent():
 def _render_index(error=None, status=200):
     samples = list_samples()
     return render_template("index.html", samples=samples[:SAMPLES_SHOWN],
-                           more_samples=samples[SAMPLES_SHOWN:], recent=recent(), error=error), status
+                           more_samples=samples[SAMPLES_SHOWN:], recent=recent(), error=error,
+                           camera_size=referee.camera_photo_size()), status
 
 
 @bp.get("/")

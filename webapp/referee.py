@@ -154,6 +154,13 @@ def _lens():
     return None if camera is None else vision.load_lens(camera)
 
 
+def camera_photo_size():
+    """(width, height) of the photos the configured camera file was measured on, None without one:
+    the page's live camera asks for frames of that shape, which the lens fits."""
+    lens = _lens()
+    return None if lens is None else lens.image_size
+
+
 def no_world_error(reason, which="this photo"):
     """The 422 for a photo without an EXXIT World: what vision saw, and how to take a better one."""
     return InputError(f"No EXXIT World found in {which} ({reason}). Take the photo from a "

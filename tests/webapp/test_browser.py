@@ -4,6 +4,7 @@ at a phone-sized and a desktop-sized viewport.
 Set EXXIT_SCREENSHOTS=DIR to keep the screenshots (docs/screenshots/ holds a few for the README).
 """
 
+import json
 import os
 import threading
 from pathlib import Path
@@ -370,6 +371,27 @@ def test_camera_still_is_uploaded(page, live_server):
         page.wait_for_selector("body[data-ready='1']")
     else:
         assert "World" in page.inner_text("#message")
+
+
+@pytest.mark.parametrize("measured", [None, (1280, 720)], ids=["no camera file", "a 16:9 camera file"])
+def test_the_live_camera_gives_frames_of_the_camera_files_shape(page, live_server, server_app, tmp_path, measured):
+    """With a camera file (python -m webapp --camera) the page asks the camera for frames of the shape
+    the lens was measured on (the server refuses stills of another); without one, 4:3 photos."""
+    if measured is not None:
+        camera = tmp_path / "camera.json"
+        w, h = measured
+        camera.write_text(json.dumps({"format": "exxit-camera/1", "image_size": [w, h], "distortion": [0.0] * 5,
+                                      "K": [[1000.0, 0.0, w / 2 - 0.5], [0.0, 1000.0, h / 2 - 0.5], [0.0, 0.0, 1.0]]}))
+        server_app.config["VISION_CAMERA"] = str(camera)
+    try:
+        page.goto(live_server + "/")
+        page.click("#camera-button")
+        page.wait_for_function("document.getElementById('camera-video').videoWidth > 0")
+        width, height = page.evaluate("[document.getElementById('camera-video').videoWidth, "
+                                      "document.getElementById('camera-video').videoHeight]")
+    finally:
+        server_app.config["VISION_CAMERA"] = None
+    assert width / height == pytest.approx(16 / 9 if measured else 4 / 3, rel=0.01)
 
 
 def test_big_photos_are_shrunk_in_the_browser_and_sent_as_multipart_jpeg(page, live_server, tmp_path):

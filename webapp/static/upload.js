@@ -124,6 +124,15 @@
     stream = null;
     $("camera").hidden = true;
   }
+  // Frames of the shape the server's camera file (python -m webapp --camera) was measured on, if
+  // it has one: its lens fits only photos of that shape.
+  function frameRequest() {
+    const measured = $("camera").dataset;
+    const width = measured.width ? Number(measured.width) : 1920;
+    const height = measured.height ? Number(measured.height) : 1440;
+    return {facingMode: {ideal: "environment"}, width: {ideal: width}, height: {ideal: height},
+            aspectRatio: {ideal: width / height}};
+  }
   $("camera-button").addEventListener("click", async () => {
     if (!window.isSecureContext || !navigator.mediaDevices || !navigator.mediaDevices.getUserMedia) {
       showError("The live camera needs a secure page: start the server with --https, " +
@@ -131,10 +140,7 @@
       return;
     }
     try {
-      stream = await navigator.mediaDevices.getUserMedia({
-        video: {facingMode: {ideal: "environment"}, width: {ideal: 1920}, height: {ideal: 1440}},
-        audio: false,
-      });
+      stream = await navigator.mediaDevices.getUserMedia({video: frameRequest(), audio: false});
     } catch (err) {
       showError(`The camera could not be opened (${err.name}). Use 'Take or choose a photo' instead.`);
       return;
