@@ -126,17 +126,47 @@ def true_cell_of(truth: dict, pixels: np.ndarray) -> list:
 
 
 # the photo as it is, mirrored, turned half round, and mirrored at 70% of its size (a World further away)
-VARIANTS = {"": (None, 1.0), "mirror": (1, 1.0), "turn": (-1, 1.0), "small": (1, 0.7)}
+# name -> (cv2.flip code or None, scale, worn: a real camera's losses drawn for each photo, worn_photo)
+VARIANTS = {"": (None, 1.0, False), "mirror": (1, 1.0, False), "turn": (-1, 1.0, False), "small": (1, 0.7, False),
+            "worn": (None, 1.0, True)}
 
 
-def variant_of(bgr: np.ndarray, variant: str):
-    """(the variant's image, a function taking its pixels (N, 2) back to the photo's)."""
-    flip, size = VARIANTS[variant]
+def worn_photo(bgr: np.ndarray, rng) -> tuple:
+    """(the photo as a worse camera or room gives it, its scale): each with a chance of one half,
+    under-exposed (0.35-1 of the light), out of focus (Gaussian, sigma 0.5-2 px at 1600 wide),
+    smaller (560-1100 px on its longer side), sensor noise (sigma 2-9 grey levels), heavily
+    compressed (JPEG 30-75). The renders' own camera (tools/render/photo.py) is milder than real
+    photos; bench/vision_robustness.py measures what each of these costs the reading."""
+    h, w = bgr.shape[:2]
+    if rng.random() < 0.5:
+        linear = (bgr.astype(np.float32) / 255.0) ** 2.2 * rng.uniform(0.35, 1.0)
+        bgr = (linear ** (1 / 2.2) * 255 + 0.5).astype(np.uint8)
+    if rng.random() < 0.5:
+        bgr = cv2.GaussianBlur(bgr, (0, 0), rng.uniform(0.5, 2.0) * w / 1600)
+    scale = min(1.0, rng.uniform(560, 1100) / max(h, w)) if rng.random() < 0.5 else 1.0
+    if scale < 1.0:
+        bgr = cv2.resize(bgr, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_AREA)
+    if rng.random() < 0.5:
+        bgr = np.clip(bgr + rng.normal(0.0, rng.uniform(2.0, 9.0), bgr.shape), 0, 255).astype(np.uint8)
+    if rng.random() < 0.5:
+        quality = int(rng.integers(30, 76))
+        bgr = cv2.imdecode(cv2.imencode(".jpg", bgr, [cv2.IMWRITE_JPEG_QUALITY, quality])[1], cv2.IMREAD_COLOR)
+    return bgr, scale
+
+
+def variant_of(bgr: np.ndarray, variant: str, name: str = ""):
+    """(the variant's image, a function taking its pixels (N, 2) back to the photo's); a worn
+    variant's losses are drawn from the photo's `name`, the same every time."""
+    flip, size, worn = VARIANTS[variant]
     h, w = bgr.shape[:2]
     if flip is not None:
         bgr = cv2.flip(bgr, flip)
     if size != 1.0:
         bgr = cv2.resize(bgr, (round(w * size), round(h * size)), interpolation=cv2.INTER_AREA)
+    if worn:
+        seed = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little")
+        bgr, scale = worn_photo(bgr, np.random.default_rng(seed))
+        size *= scale
 
     def original_pixels(pix):
         pix = (np.array(pix, float) + 0.5) / size - 0.5
@@ -167,7 +197,7 @@ def first_read(photo: Path, truth: dict, variant: str, sizes: str) -> FirstRead 
     another camera: a new example, with the same truth once its pixels are turned back. `sizes`
     (SIZES_READ_WITH): read with the profile of the pieces rendered, or with their edition's."""
     profile = profile_from_json(truth["profile"]) if sizes == "rendered" else load_profile(truth["profile"]["name"])
-    bgr, original_pixels = variant_of(cv2.imread(str(photo), cv2.IMREAD_COLOR), variant)
+    bgr, original_pixels = variant_of(cv2.imread(str(photo), cv2.IMREAD_COLOR), variant, photo.name)
     try:
         located = locate_world(load_image(bgr), profile)
     except VisionError:

@@ -5,6 +5,7 @@ import json
 import sys
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
@@ -60,6 +61,22 @@ def test_pixels_of_a_variant_go_back_to_the_photo(variant):
         centre = np.array([[np.average(xs, weights=moved[ys, xs]), np.average(ys, weights=moved[ys, xs])]])
         assert np.allclose(to_photo(centre)[0], (x, y), atol=0.6)
     assert image.shape[0] == round(120 * training_photos.VARIANTS[variant][1])
+
+
+def test_a_worn_photo_is_the_same_for_its_name_and_lands_on_the_photo():
+    rng = np.random.default_rng(1)
+    photo = rng.integers(40, 100, (1200, 1600, 3), dtype=np.uint8)
+    photo[500:700, 700:900] = 250
+    worn = {name: training_photos.variant_of(photo, "worn", name) for name in (f"s{i:03d}.jpg" for i in range(12))}
+    again, _ = training_photos.variant_of(photo, "worn", "s000.jpg")
+    assert np.array_equal(again, worn["s000.jpg"][0])
+    assert len({image.tobytes() for image, _ in worn.values()}) == len(worn)       # each photo its own losses
+    assert any(image.shape[1] < 1100 for image, _ in worn.values())                # some are smaller photos
+    for image, to_photo in worn.values():
+        grey = cv2.GaussianBlur(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), (0, 0), 2).astype(float)
+        ys, xs = np.nonzero(grey > (grey.max() + np.median(grey)) / 2)
+        square = to_photo(np.column_stack([[xs.min(), xs.max()], [ys.min(), ys.max()]]))
+        assert np.allclose(square, [[700, 500], [899, 699]], atol=4)
 
 
 def test_variants_are_checked(capsys):
