@@ -44,12 +44,16 @@ SIZES_READ_WITH = ("rendered", "edition")
 TILT_BANDS = (("all", 0, 90), ("tilt 0-15", 0, 15), ("tilt 15-35", 15, 35), ("tilt 35-60", 35, 90))
 
 
-def trainer_args(argv, description: str, network: str, epochs: int, variants: str, variants_help: str):
+def trainer_args(argv, description: str, network: str, epochs: int, variants: str, variants_help: str,
+                 own_arguments=None):
     """The arguments the trainer of `network` (its weights' name, e.g. "stack_net") takes (folders of
     renders, --out-dir, --folds, --epochs, --threads, --variants, --checkpoints, --sizes,
-    --start-from), parsed: the measuring sets refused, the variants checked, and `args.start` the
-    weights --start-from names (DIR/NETWORK.npz), None without it."""
+    --start-from, and those `own_arguments(parser)` adds), parsed: the measuring sets refused, the
+    variants checked, and `args.start` the weights --start-from names (DIR/NETWORK.npz), None
+    without it."""
     ap = argparse.ArgumentParser(description=description)
+    if own_arguments is not None:
+        own_arguments(ap)
     ap.add_argument("folders", nargs="+", type=Path)
     ap.add_argument("--out-dir", type=Path, default=MODEL_DIR)
     ap.add_argument("--folds", type=int, default=3)

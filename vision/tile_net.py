@@ -3,9 +3,10 @@
 Every cell is cut out of the working image by the homography of its lattice (tile_input): the
 cell's centre lands at the crop's centre and a tile's flat-to-flat width becomes TILE_PX / SPAN
 pixels, whatever the tilt. Beside the colours (as they are, and relative to this photo's table
-colour) a channel says which pixels the stacks' silhouettes hide. The network (vision/convnet.py,
-weights vision/models/tile_net.npz trained by tools/train_tile_net.py) weighs that picture and
-the cell's tile evidence (vision.tiles.tile_evidence) into the chance of a tile there.
+colour) a channel says which pixels the stacks' silhouettes hide. Two networks (vision/convnet.py,
+weights vision/models/tile_net.npz and tile_net_worn.npz trained by tools/train_tile_net.py, the
+second also on photos worn as real cameras wear them) weigh that picture and the cell's tile
+evidence (vision.tiles.tile_evidence) into the chance of a tile there (vision.tiles.tile_chances).
 """
 from __future__ import annotations
 

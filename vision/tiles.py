@@ -16,17 +16,19 @@ from .geometry import WorldGeometry, _apply
 from .hexgrid import cells_to_plane, distinct_cells, hexagon, neighbours, plane_to_cells, ring
 from .tile_net import tile_input
 
+TILE_NETS = ("tile_net", "tile_net_worn")   # trained on the renders as they are; and also worn as real cameras
+                                            # wear photos (BENCHMARKS.md, session 40): their log-odds averaged
 CONFIDENT = 0.8                  # calibrated: tile reads at or above it were right over 99% of the time
 DIAMOND_CHANCE = 0.05            # of a tile, that lets a cell complete a colour's 2 tiles (dev renders: the
                                  # tiles missed so were at 0.29-0.39, every other cell beside the World under 0.01)
 ADDED_CONFIDENCE = 0.5           # of a tile added to complete them (under CONFIDENT: flagged)
-LAYING_RULE = 2.5                # log-odds of the tile network's read that a tile touching fewer than two
+LAYING_RULE = 2.5                # log-odds of the tile networks' read that a tile touching fewer than two
                                  # others overrules (samples: such tiles of the rule texts' diagrams read at
                                  # 3.3 and more, the phantom tiles and missed cells beside them at 0.7-1.6)
 UNDER_STACK_WEIGHT = 0.5         # of those log-odds on a cell under a stack, which hides most of its tile (dev
                                  # renders: tiles read under off-World stacks, and a tile missed under a stack)
 OPENING_TILES = 4                # tiles read at most for a reading lacking a colour's two to be an opening
-OPENING_FIT = 8.0                # log-odds of the tile network's reads and colour reads the opening diamond may
+OPENING_FIT = 8.0                # log-odds of the tile networks' reads and colour reads the opening diamond may
                                  # overrule (dev renders: openings mended at 0.3-6.2; the rule texts' three-tile
                                  # diagrams, samples s004 and s007, would cost 10 and more)
 COLOUR_LOSS = 4.0                # what reading a tile as the colour it looks least like costs (log-odds)
@@ -286,9 +288,21 @@ def tile_evidence(colours: ColourModel, geo: WorldGeometry, cells, outline: np.n
     return np.array(rows, np.float32), medians, votes_all, visible
 
 
+def tile_chances(pictures: np.ndarray, features: np.ndarray) -> np.ndarray:
+    """The chance of a tile on each cell: the TILE_NETS' chances paired (paired_chances; such reads
+    are calibrated as "pair" in the last one's table, by tools/train_tile_net.py --pair-with)."""
+    return paired_chances([ConvNet.shipped(name).probabilities(pictures, features)[:, 1] for name in TILE_NETS])
+
+
+def paired_chances(chances) -> np.ndarray:
+    """The chance whose log-odds are the mean of those of `chances` (a list of arrays)."""
+    p = np.clip(np.asarray(chances, float), 1e-6, 1 - 1e-6)
+    return 1 / (1 + np.exp(-np.log(p / (1 - p)).mean(axis=0)))
+
+
 def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndarray, hidden: np.ndarray,
                    first: TileReading, stacked: set) -> TileReading:
-    """The final reading of each cell once the stacks are known: the tile network weighs the
+    """The final reading of each cell once the stacks are known: the tile networks (TILE_NETS) weigh the
     cell's picture (vision.tile_net.tile_input) and its evidence (tile_evidence) into the chance
     of a tile; a tile's colour, seen near its sides (_side_ring_colours), is the nearer of the two
     tile colour clusters (relearnt from these tiles). Every game's World holds the opening
@@ -300,11 +314,10 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.
     §8.1; so do the diamond's): where a tile read touches fewer, the cheapest mend that the network
     does not rule out (_laying_rule) reads it again, flagged uncertain (the reading's `laid`)."""
     cells = list(cells)
-    net = ConvNet.shipped("tile_net")
     features, medians, votes, visible = tile_evidence(colours, geo, cells, outline, hidden, first, stacked)
-    p_tile = net.probabilities(tile_input(colours, geo, cells, hidden), features)[:, 1]
+    p_tile = tile_chances(tile_input(colours, geo, cells, hidden), features)
     is_tile = p_tile > 0.5
-    conf = net.confidence("tile", np.maximum(p_tile, 1 - p_tile))
+    conf = ConvNet.shipped(TILE_NETS[-1]).confidence("pair", np.maximum(p_tile, 1 - p_tile))
     medians = _side_ring_colours(colours, geo, cells, hidden, medians)
     roles = _tile_roles(colours, medians, is_tile)
     under_stacks = {i for i, c in enumerate(cells) if c in stacked}
@@ -334,7 +347,7 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.
 def _laying_rule(cells: list, is_tile: np.ndarray, p_tile: np.ndarray, keep: set, under_stacks=frozenset()) -> list:
     """Indices of the cells to read the other way so that every tile touches at least two others,
     as every tile laid in a game does: while a tile touches fewer, dropping it or reading as a tile
-    a cell beside it that touches two tiles, whichever costs less by the tile network's log-odds,
+    a cell beside it that touches two tiles, whichever costs less by the tile networks' log-odds,
     among those that cost at most LAYING_RULE. The log-odds of the cells in `under_stacks` count
     UNDER_STACK_WEIGHT: a stack hides most of its tile (the tiles the network misses are mostly
     under stacks), and an off-World stack touching one tile is as a game leaves it where a tile
@@ -363,7 +376,7 @@ def _laying_rule(cells: list, is_tile: np.ndarray, p_tile: np.ndarray, keep: set
 
 
 def _tile_log_odds(p_tile: np.ndarray, under_stacks) -> tuple:
-    """(log-odds, weight) per cell: what reading it as no tile costs against the tile network
+    """(log-odds, weight) per cell: what reading it as no tile costs against the tile networks
     (as a tile, minus that), and how much of it counts when a mend is chosen (UNDER_STACK_WEIGHT
     for the cells in `under_stacks`, whose tiles a stack hides, else 1)."""
     p = np.clip(p_tile, 1e-6, 1 - 1e-6)
@@ -397,7 +410,7 @@ def _opening_diamond(colours: ColourModel, cells: list, p_tile: np.ndarray, medi
     OPENING_TILES tiles, a colour short of its two, becomes the opening diamond every game starts
     from (RULES.md §4: two tiles of one colour touching in the middle, one of the other colour at
     each end); None when the reading is larger, has both colours' two, or no diamond costs at most
-    OPENING_FIT. A diamond's cost is the tile network's log-odds it overrules (UNDER_STACK_WEIGHT of
+    OPENING_FIT. A diamond's cost is the tile networks' log-odds it overrules (UNDER_STACK_WEIGHT of
     them under stacks, as in _laying_rule) and, for each of its tiles, what reading it in its
     colour costs (_colour_loss); whichever colour's tiles touch in the middle."""
     tiles = {cells[i] for i in roles}

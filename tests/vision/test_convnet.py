@@ -50,7 +50,8 @@ def test_a_missing_network_names_its_training_tool(tmp_path):
         ConvNet.load(tmp_path / "tile_net.npz")
 
 
-@pytest.mark.parametrize("name, tables", [("stack_net", {"present", "height"}), ("tile_net", {"tile"})])
+@pytest.mark.parametrize("name, tables", [("stack_net", {"present", "height"}), ("tile_net", {"tile"}),
+                                          ("tile_net_worn", {"tile", "pair"})])
 def test_the_shipped_networks_load_with_their_tables(name, tables):
     net = ConvNet.shipped(name)
     assert set(net.calibration) == tables

@@ -81,7 +81,7 @@ def test_confident_stacks_have_the_right_owner_and_doubtful_ones_are_flagged(sam
 
 
 def _use_instead(monkeypatch, which: str, wrap) -> None:
-    """Make the reader use `wrap(the shipped network)` as its network `which` ("stack_net", "tile_net")."""
+    """Make the reader use `wrap(the shipped network)` as its network `which` (e.g. "stack_net")."""
     shipped = ConvNet.shipped
     monkeypatch.setattr(ConvNet, "shipped", staticmethod(
         lambda name: wrap(shipped(name)) if name == which else shipped(name)))
@@ -205,7 +205,7 @@ def test_stacks_read_beyond_the_worlds_perimeter_do_not_count_against_the_set(mo
 
 
 class _DoubtingATile(_ShippedNet):
-    """The shipped tile network, but its chance of a tile on `cell` only `chance`; `weighed` is the
+    """A shipped tile network, but its chance of a tile on `cell` only `chance`; `weighed` is the
     list of cells it is about to weigh (set by tile_input)."""
 
     def __init__(self, net, cell, chance):
@@ -221,7 +221,7 @@ class _DoubtingATile(_ShippedNet):
 
 
 def test_a_colour_read_on_one_tile_gets_the_faint_second_tile_every_game_has(monkeypatch):
-    """In s002's opening the black tile at (1, -1) holds a black disc. Were the tile network to
+    """In s002's opening the black tile at (1, -1) holds a black disc. Were the tile networks to
     give that tile only a 0.3 chance, the World would hold one black tile, which no game has: the
     tile is read after all, as black, flagged for the player to check, and the stack on it is read
     standing on a tile."""
@@ -229,15 +229,17 @@ def test_a_colour_read_on_one_tile_gets_the_faint_second_tile_every_game_has(mon
     truth, plain = _read(name)
     cell = _our_cell(plain, next(c for c in truth["pixels"]["cells"] if (c["q"], c["r"]) == (1, -1)))
     assert plain.tiles.tiles.get(cell) == "black" and plain.stacks.stacks[cell].on_tile
-    doubting = _DoubtingATile(ConvNet.shipped("tile_net"), cell, 0.3)
+    doubting = {network: _DoubtingATile(ConvNet.shipped(network), cell, 0.3) for network in vision.tiles.TILE_NETS}
     tile_input = vision.tiles.tile_input
 
     def weighed_tile_input(colours, geo, cells, hidden):
-        doubting.weighed = list(cells)
+        for net in doubting.values():
+            net.weighed = list(cells)
         return tile_input(colours, geo, cells, hidden)
 
     monkeypatch.setattr(vision.tiles, "tile_input", weighed_tile_input)
-    _use_instead(monkeypatch, "tile_net", lambda net: doubting)
+    for network, net in doubting.items():
+        _use_instead(monkeypatch, network, lambda _, net=net: net)
     _, reading = _read(name)
     assert reading.tiles.tiles == plain.tiles.tiles
     assert reading.stacks.stacks[cell].on_tile and reading.stacks.stacks[cell].top == "black"

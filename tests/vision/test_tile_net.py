@@ -1,4 +1,4 @@
-"""What the tile network sees (vision/tile_net.py) and the shipped weights."""
+"""What the tile networks see (vision/tile_net.py) and the shipped weights."""
 import cv2
 import numpy as np
 import pytest
@@ -9,7 +9,7 @@ from vision.loading import load_image
 from vision.pipeline import locate_world
 from vision.profile import load_profile
 from vision.tile_net import CHANNELS, SPAN, TILE_PX, tile_input
-from vision.tiles import tile_evidence
+from vision.tiles import TILE_NETS, tile_chances, tile_evidence
 
 
 @pytest.fixture(scope="module")
@@ -56,12 +56,18 @@ def test_no_cells_no_crops(scene_world):
     assert tile_input(colours, geo, [], np.zeros(colours.world_mask.shape, np.uint8)).shape == (0, TILE_PX, TILE_PX, CHANNELS)
 
 
-def test_the_shipped_network_takes_a_crop_and_the_tile_evidence(scene_world):
+def test_both_shipped_networks_read_the_clear_tiles_and_their_pair_weighs_them_alike(scene_world):
     colours, geo, cells, outline, first = scene_world
     hidden = np.zeros(colours.world_mask.shape, np.uint8)
     features = tile_evidence(colours, geo, cells, outline, hidden, first, set())[0]
-    net = ConvNet.shipped("tile_net")
-    p = net.probabilities(tile_input(colours, geo, cells, hidden), features)
-    assert p.shape == (len(cells), 2) and np.allclose(p.sum(axis=1), 1.0)
-    read = {c for c, pc in zip(cells, p[:, 1]) if pc > 0.5}
-    assert read == set(first.tiles)                             # four clear tiles, nothing else
+    pictures = tile_input(colours, geo, cells, hidden)
+    chances = []
+    for name in TILE_NETS:
+        p = ConvNet.shipped(name).probabilities(pictures, features)
+        assert p.shape == (len(cells), 2) and np.allclose(p.sum(axis=1), 1.0)
+        assert {c for c, pc in zip(cells, p[:, 1]) if pc > 0.5} == set(first.tiles)    # four clear tiles, nothing else
+        chances.append(p[:, 1])
+    pair = tile_chances(pictures, features)
+    assert {c for c, pc in zip(cells, pair) if pc > 0.5} == set(first.tiles)
+    lo, hi = (np.clip(f(*chances).astype(float), 1e-6, 1 - 1e-6) for f in (np.minimum, np.maximum))  # as the pair reads them
+    assert np.all((pair >= lo * 0.999) & (pair <= hi * 1.001))          # between the two networks' chances
