@@ -296,8 +296,13 @@ def tile_chances(pictures: np.ndarray, features: np.ndarray) -> np.ndarray:
 
 def paired_chances(chances) -> np.ndarray:
     """The chance whose log-odds are the mean of those of `chances` (a list of arrays)."""
+    return 1 / (1 + np.exp(-_log_odds(chances).mean(axis=0)))
+
+
+def _log_odds(chances) -> np.ndarray:
+    """log(p / (1 - p)) of chances p, clipped to 1e-6 from certainty."""
     p = np.clip(np.asarray(chances, float), 1e-6, 1 - 1e-6)
-    return 1 / (1 + np.exp(-np.log(p / (1 - p)).mean(axis=0)))
+    return np.log(p / (1 - p))
 
 
 def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndarray, hidden: np.ndarray,
@@ -379,10 +384,9 @@ def _tile_log_odds(p_tile: np.ndarray, under_stacks) -> tuple:
     """(log-odds, weight) per cell: what reading it as no tile costs against the tile networks
     (as a tile, minus that), and how much of it counts when a mend is chosen (UNDER_STACK_WEIGHT
     for the cells in `under_stacks`, whose tiles a stack hides, else 1)."""
-    p = np.clip(p_tile, 1e-6, 1 - 1e-6)
-    weight = np.ones(len(p))
+    weight = np.ones(len(p_tile))
     weight[list(under_stacks)] = UNDER_STACK_WEIGHT
-    return np.log(p / (1 - p)), weight
+    return _log_odds(p_tile), weight
 
 
 _SIDE_RING_OFFSETS = _rings(SIDE_RING_RADII, np.radians(np.arange(0, 360, 10)))
