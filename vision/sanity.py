@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import rules
-from rules.position import DISCS_PER_COLOUR
+from rules.position import DISCS_PER_COLOUR, TOTAL_TILES
 
 from .hexgrid import components, neighbours
 
@@ -22,6 +22,9 @@ def sanity_warnings(tiles: dict, stacks: dict, uncertain_tiles=(), uncertain_sta
     if total > 2 * DISCS_PER_COLOUR:
         out.append({"code": "too-many-discs", "colour": None, "count": total, "cells": warning_cells(stacks),
                     "message": f"{total} discs read; a set has {2 * DISCS_PER_COLOUR}"})
+    if len(tiles) > TOTAL_TILES:
+        out.append({"code": "too-many-tiles", "count": len(tiles), "cells": [],
+                    "message": f"{len(tiles)} tiles read; a set has {TOTAL_TILES}"})
     groups = components(tiles)
     if len(groups) > 1:
         stray = sorted(c for g in groups[1:] for c in g)

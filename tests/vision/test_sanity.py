@@ -29,6 +29,13 @@ def test_disconnected_world_names_the_stray_tiles():
     assert w["cells"] == [[5, 5]]
 
 
+def test_more_tiles_than_a_set_has_is_flagged():
+    row = {(q, 0): "white" if q % 2 else "black" for q in range(40)}
+    (w,) = [w for w in sanity_warnings(row, {}) if w["code"] == "too-many-tiles"]
+    assert w["count"] == 40 and "a set has 39" in w["message"]
+    assert "too-many-tiles" not in codes(sanity_warnings(dict(list(row.items())[:39]), {}))
+
+
 def test_off_world_stack_touching_no_tile_is_flagged_not_removed():
     stacks = {(3, 3): ("black",)}
     warnings = sanity_warnings(DIAMOND, stacks)
