@@ -83,6 +83,14 @@ def test_a_plan_kept_to_one_tilt_band_has_only_its_photos_in_every_edition(tmp_p
     assert {s["edition"] for s in specs} == set(plan.EDITIONS)
 
 
+def test_a_plan_kept_to_one_table_has_only_its_photos(tmp_path):
+    out = tmp_path / "plan.json"
+    plan.main(["--count", "60", "--seed", "5", "--games-only", "--tables", "tablecloth", "--out", str(out)])
+    specs = json.loads(out.read_text())
+    whole = [s for s in plan.make_plan(60, seed=5) if s["source"] == "random-game"]
+    assert specs and [s["name"] for s in specs] == [s["name"] for s in whole if s["table"] == "tablecloth"]
+
+
 def test_an_unknown_tilt_band_is_refused_with_the_bands_there_are(tmp_path, capsys):
     try:
         plan.main(["--count", "9", "--tilts", "0-90", "--out", str(tmp_path / "plan.json")])

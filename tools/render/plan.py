@@ -100,6 +100,8 @@ def main(argv=None):
                          "(e.g. hole,tall-stack for a training set rich in the rare cases; any = none)")
     ap.add_argument("--phases", help=f"keep only these phases (comma-separated, of {','.join(PHASES)})")
     ap.add_argument("--tilts", help=f"keep only these tilt bands (comma-separated, of {','.join(TILT_BANDS)})")
+    ap.add_argument("--tables", help=f"keep only these tables (comma-separated, of {','.join(TABLES)}; "
+                                     "a tablecloth is checked in 6 photos of 10)")
     ap.add_argument("--second-views", metavar="PLAN",
                     help="instead of new positions: a second photo of every spec of PLAN, the same scene "
                          "from another side at 35-60° (bench/vision_accuracy.py --second-photos)")
@@ -120,7 +122,8 @@ def main(argv=None):
     specs = make_plan(args.count, args.seed, args.hand_only, wants)
     if args.games_only:
         specs = [s for s in specs if s["source"] == "random-game"]
-    for option, field, choices in (("phases", "phase", PHASES), ("tilts", "tilt_band", TILT_BANDS)):
+    for option, field, choices in (("phases", "phase", PHASES), ("tilts", "tilt_band", TILT_BANDS),
+                                   ("tables", "table", TABLES)):
         if getattr(args, option):
             kept = getattr(args, option).split(",")
             if set(kept) - set(choices):
