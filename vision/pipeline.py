@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 
-from rules.position import DISCS_PER_COLOUR
+from rules.position import COLOURS, DISCS_PER_COLOUR
 
 from .colours import TABLE_SOURCES, ColourModel, find_colours, find_table
 from .errors import NoWorldFoundError
@@ -296,17 +296,22 @@ def _around(regions: list, image: LoadedImage, detail: LoadedImage) -> tuple:
 
 
 def _world_cells(tiles: dict):
-    """(World cells, ignored cells): the largest group of tiles plus any group within one empty
-    cell of it (kept, and flagged as a disconnected World by the sanity check); groups farther
-    away are the supply or spare tiles, not part of the game."""
+    """(World cells, ignored cells): the largest group of tiles that holds the opening diamond's
+    two tiles of each colour (every World does, tiles are never taken away; the largest group
+    when none does), plus any group within one empty cell of it (kept, and flagged as a
+    disconnected World by the sanity check); groups farther away are the supply or spare tiles,
+    or a cloth's light checks read as tiles, not part of the game."""
     groups = components(tiles)
     if not groups:
         return set(), set()
-    world = set(groups[0])
+    whole = [g for g in groups if all(sum(tiles[c] == colour for c in g) >= 2 for colour in COLOURS)]
+    main = (whole or groups)[0]
+    world = set(main)
     near = ring(world) | ring(ring(world))
     ignored = set()
-    for group in groups[1:]:
-        (world if group & near else ignored).update(group)
+    for group in groups:
+        if group is not main:
+            (world if group & near else ignored).update(group)
     return world, ignored
 
 

@@ -1,0 +1,35 @@
+"""Which group of tiles read is the World: the largest that holds the opening diamond's two tiles of
+each colour (every World does); groups away from it are ignored (the supply, spare tiles, or a
+cloth's light checks read as tiles: BENCHMARKS.md, session 42)."""
+from vision.pipeline import _world_cells
+
+DIAMOND = {(0, 0): "white", (1, 0): "white", (0, 1): "black", (1, -1): "black"}
+
+
+def _shifted(tiles: dict, dq: int, dr: int) -> dict:
+    return {(q + dq, r + dr): colour for (q, r), colour in tiles.items()}
+
+
+def test_the_largest_group_is_the_world_and_far_groups_are_ignored():
+    supply = {(9, 0): "white"}
+    world, ignored = _world_cells({**DIAMOND, **supply})
+    assert world == set(DIAMOND) and ignored == set(supply)
+
+
+def test_a_larger_group_of_one_colour_loses_to_the_diamond():
+    checks = {(q, r): "white" for q in range(8, 12) for r in range(-2, 1)}     # 12 light checks read as tiles
+    world, ignored = _world_cells({**DIAMOND, **checks})
+    assert world == set(DIAMOND) and ignored == set(checks)
+
+
+def test_a_group_within_one_empty_cell_joins_the_world():
+    stray = {(3, -1): "white"}                         # one empty cell, (2, -1), from (1, -1)
+    world, ignored = _world_cells({**DIAMOND, **stray})
+    assert world == set(DIAMOND) | set(stray) and not ignored
+
+
+def test_without_a_whole_diamond_anywhere_the_largest_group_stays():
+    one_colour = {c: "white" for c in DIAMOND}
+    small = _shifted({(0, 0): "black", (1, 0): "black"}, 10, 0)
+    world, ignored = _world_cells({**one_colour, **small})
+    assert world == set(one_colour) and ignored == set(small)
