@@ -31,6 +31,7 @@ MAX_CELLS = 90                   # 39 tiles, their perimeter and stacks hanging 
 MIN_INLIERS = 0.42               # below this share no lattice is trusted (exit 3 rather than guess; a World on a
                                  # checked cloth, whose edges crowd around it, explains 0.42-0.45: BENCHMARKS.md, session 42)
 CAMERA_KEEPS = 0.8               # ... nor a camera explaining under this share of the edges its lattice did
+LAST_CAMERA_KEEPS = 0.7          # ... unless no camera keeps more (a small World on a busy cloth: BENCHMARKS.md, session 42)
 MAX_RESIDUAL = 0.06             # ... nor one whose edges lie this far off its lines (median, pitch units)
 MIN_EVIDENCE = 6.0              # ... nor one with under this length of edges on its lines (pitch units:
                                 # about ten tile sides; one hexagon leaves the perspective open)
@@ -219,7 +220,8 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
     (straight_edges); raise NoWorldFoundError when there is none.
 
     Each candidate colour region (and their union) is fitted; the best few fits are grown over
-    the edges around them and posed, and the one explaining the most edge length is kept.
+    the edges around them and posed, and the one explaining the most edge length is kept (a camera
+    keeping LAST_CAMERA_KEEPS of its lattice's edges will do when none keeps CAMERA_KEEPS).
     `colours.world_mask` becomes the regions that hold its edges."""
     h, w = colours.world_mask.shape
     attempts, failure = [], "too few straight tile edges in the photo"
@@ -246,7 +248,7 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
     if attempts[0][3] < MIN_INLIERS:
         raise NoWorldFoundError("no EXXIT World found: no hex lattice explains the straight edges "
                                 "(too few tile edges, or too much clutter)")
-    posed, seen = [], []
+    lattices, seen = [], []
     for attempt in attempts[:CAMERA_ATTEMPTS]:
         if attempt[3] < MIN_INLIERS:
             break
@@ -256,14 +258,18 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
         if any((on & other).sum() > 0.9 * max(on.sum(), other.sum()) for other in seen):
             continue                    # the same lattice on the same edges as one already posed
         seen.append(on)
-        found = _posed_world(grown, profile, full_size, scale, w)
-        if found is not None:           # the lattice explaining the most tile edge length wins
-            geo, evidence = found
-            posed.append((evidence * (1.0 - geo.fit_residual / 0.2), len(posed), geo, attempt[6]))
-    if posed:
-        _, _, geo, mask = max(posed)
-        colours.world_mask = _lattice_region(geo, colours.regions or [mask], mask)
-        return geo
+        lattices.append((grown, attempt[6]))
+    for keeps in (CAMERA_KEEPS, LAST_CAMERA_KEEPS):
+        posed = []
+        for grown, mask in lattices:
+            found = _posed_world(grown, profile, full_size, scale, w, keeps)
+            if found is not None:       # the lattice explaining the most tile edge length wins
+                geo, evidence = found
+                posed.append((evidence * (1.0 - geo.fit_residual / 0.2), len(posed), geo, mask))
+        if posed:
+            _, _, geo, mask = max(posed)
+            colours.world_mask = _lattice_region(geo, colours.regions or [mask], mask)
+            return geo
     raise NoWorldFoundError("no EXXIT World found: the camera fitted to the tile edges does not "
                             "explain them (too few tile edges, or too much clutter)")
 
@@ -293,10 +299,10 @@ def _grown(attempt, all_segments: np.ndarray, rounds: int = GROW_ROUNDS):
     return M, fam, residual, inlier_frac, score, seg, mask, used
 
 
-def _posed_world(attempt, profile: SetProfile, full_size, scale: float, work_w: int):
+def _posed_world(attempt, profile: SetProfile, full_size, scale: float, work_w: int, keeps: float = CAMERA_KEEPS):
     """(WorldGeometry, evidence) of one lattice fit: the camera posed on its edges, the lattice
     re-derived from that camera, and the length of edges on its lines (pitch units); None when
-    no first camera, refined, explains the edges."""
+    no first camera, refined, explains the edges (`keeps` of those its lattice explained)."""
     img_to_plane, families, _, lattice_inliers, _, seg, world_mask, _ = attempt
     plane_to_work = np.linalg.inv(img_to_plane)
     plane_to_work /= plane_to_work[2, 2]
@@ -315,7 +321,7 @@ def _posed_world(attempt, profile: SetProfile, full_size, scale: float, work_w: 
         families, residual, inlier_frac = _lattice_fit_quality(img_to_plane, seg)
         on = seg[families >= 0]
         evidence = np.linalg.norm(_apply(img_to_plane, on[:, :2]) - _apply(img_to_plane, on[:, 2:]), axis=1).sum()
-        if (inlier_frac >= max(MIN_INLIERS, CAMERA_KEEPS * lattice_inliers) and residual <= MAX_RESIDUAL
+        if (inlier_frac >= max(MIN_INLIERS, keeps * lattice_inliers) and residual <= MAX_RESIDUAL
                 and evidence >= MIN_EVIDENCE):
             break
     else:

@@ -111,3 +111,17 @@ def test_straight_edges_within_a_box_are_those_of_the_whole_image_there():
     near = np.abs(inside[:, None, :] - whole[None, in_box(whole), :]).max(axis=2).min(axis=1)
     assert (near < 1.0).all()                       # every edge found in the box is one of the whole image's
     assert not in_box(whole).all()                  # ... which also holds the edges outside it
+
+
+def test_a_camera_keeping_fewer_edges_is_the_last_look(monkeypatch):
+    """A camera that explains under CAMERA_KEEPS of its lattice's edges (a small World on a checked
+    cloth, whose edges crowd around it) is still accepted when no camera does better and it keeps
+    LAST_CAMERA_KEEPS; keeping fewer still, no World is found."""
+    import vision.geometry as geometry
+    img, cam = render(Scene(tiles=midgame()[0], tilt_deg=45))
+    monkeypatch.setattr(geometry, "CAMERA_KEEPS", 2.0)           # no camera keeps twice its lattice's edges
+    _, geo = _fit(img)
+    assert geo.camera.tilt_deg == pytest.approx(45, abs=3)
+    monkeypatch.setattr(geometry, "LAST_CAMERA_KEEPS", 2.0)
+    with pytest.raises(NoWorldFoundError):
+        _fit(img)
