@@ -299,7 +299,7 @@ def _grown(attempt, all_segments: np.ndarray, rounds: int = GROW_ROUNDS):
     return M, fam, residual, inlier_frac, score, seg, mask, used
 
 
-def _posed_world(attempt, profile: SetProfile, full_size, scale: float, work_w: int, keeps: float = CAMERA_KEEPS):
+def _posed_world(attempt, profile: SetProfile, full_size, scale: float, work_w: int, keeps: float):
     """(WorldGeometry, evidence) of one lattice fit: the camera posed on its edges, the lattice
     re-derived from that camera, and the length of edges on its lines (pitch units); None when
     no first camera, refined, explains the edges (`keeps` of those its lattice explained)."""

@@ -118,7 +118,7 @@ def test_a_camera_keeping_fewer_edges_is_the_last_look(monkeypatch):
     cloth, whose edges crowd around it) is still accepted when no camera does better and it keeps
     LAST_CAMERA_KEEPS; keeping fewer still, no World is found."""
     import vision.geometry as geometry
-    img, cam = render(Scene(tiles=midgame()[0], tilt_deg=45))
+    img, _ = render(Scene(tiles=midgame()[0], tilt_deg=45))
     monkeypatch.setattr(geometry, "CAMERA_KEEPS", 2.0)           # no camera keeps twice its lattice's edges
     _, geo = _fit(img)
     assert geo.camera.tilt_deg == pytest.approx(45, abs=3)
