@@ -20,6 +20,10 @@ class NoWorldFoundError(VisionError):
     """The image was read, but no EXXIT World (a hex-tiled patch) was found in it."""
 
 
+class NoTileReadError(NoWorldFoundError):
+    """A hex lattice was fitted, but no tile reads on it."""
+
+
 class ProfileError(VisionError):
     """A set profile is missing, not JSON, or not a valid exxit-set/1 document."""
 

@@ -28,10 +28,10 @@ GROW_ROUNDS = 3                 # rings of cells a lattice is extended by beyond
 CAMERA_ATTEMPTS = 3             # lattice fits, best first, that the camera is posed on
 GOOD_INLIERS = 0.6               # a lattice explaining this share of the edges is accepted at once
 MAX_CELLS = 90                   # 39 tiles, their perimeter and stacks hanging over it
-MIN_INLIERS = 0.42               # below this share no lattice is trusted (exit 3 rather than guess; a World on a
-                                 # checked cloth, whose edges crowd around it, explains 0.42-0.45: BENCHMARKS.md, session 42)
+MIN_INLIERS = 0.45               # below this share no lattice is trusted (exit 3 rather than guess)
 CAMERA_KEEPS = 0.8               # ... nor a camera explaining under this share of the edges its lattice did
-LAST_CAMERA_KEEPS = 0.7          # ... unless no camera keeps more (a small World on a busy cloth: BENCHMARKS.md, session 42)
+LAST_LOOK = (0.42, 0.7)          # those two when no other look found a World (a World on a checked cloth,
+                                 # whose edges crowd around it: BENCHMARKS.md, session 42)
 MAX_RESIDUAL = 0.06             # ... nor one whose edges lie this far off its lines (median, pitch units)
 MIN_EVIDENCE = 6.0              # ... nor one with under this length of edges on its lines (pitch units:
                                 # about ten tile sides; one hexagon leaves the perspective open)
@@ -215,14 +215,15 @@ def _vanishing_point(seg: np.ndarray, rng, iters=150, tol_deg=1.5):
 
 
 def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfile, full_size,
-               scale: float) -> WorldGeometry:
+               scale: float, last_look: bool = False) -> WorldGeometry:
     """Fit the hex lattice of the tile tops to the working image's straight edges `all_segments`
     (straight_edges); raise NoWorldFoundError when there is none.
 
     Each candidate colour region (and their union) is fitted; the best few fits are grown over
-    the edges around them and posed, and the one explaining the most edge length is kept (a camera
-    keeping LAST_CAMERA_KEEPS of its lattice's edges will do when none keeps CAMERA_KEEPS).
-    `colours.world_mask` becomes the regions that hold its edges."""
+    the edges around them and posed, and the one explaining the most edge length is kept. The
+    `last_look` (when no other look found a World) trusts lattices and cameras that explain fewer
+    edges (LAST_LOOK). `colours.world_mask` becomes the regions that hold its edges."""
+    min_inliers, keeps = LAST_LOOK if last_look else (MIN_INLIERS, CAMERA_KEEPS)
     h, w = colours.world_mask.shape
     attempts, failure = [], "too few straight tile edges in the photo"
     regions = list(colours.regions or [colours.world_mask])
@@ -245,12 +246,12 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
     if not attempts:
         raise NoWorldFoundError(f"no EXXIT World found: {failure}")
     attempts.sort(key=lambda a: -a[4])
-    if attempts[0][3] < MIN_INLIERS:
+    if attempts[0][3] < min_inliers:
         raise NoWorldFoundError("no EXXIT World found: no hex lattice explains the straight edges "
                                 "(too few tile edges, or too much clutter)")
-    lattices, seen = [], []
+    posed, seen = [], []
     for attempt in attempts[:CAMERA_ATTEMPTS]:
-        if attempt[3] < MIN_INLIERS:
+        if attempt[3] < min_inliers:
             break
         grown = _grown(attempt, all_segments)
         on = np.zeros(len(all_segments), bool)
@@ -258,18 +259,14 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
         if any((on & other).sum() > 0.9 * max(on.sum(), other.sum()) for other in seen):
             continue                    # the same lattice on the same edges as one already posed
         seen.append(on)
-        lattices.append((grown, attempt[6]))
-    for keeps in (CAMERA_KEEPS, LAST_CAMERA_KEEPS):
-        posed = []
-        for grown, mask in lattices:
-            found = _posed_world(grown, profile, full_size, scale, w, keeps)
-            if found is not None:       # the lattice explaining the most tile edge length wins
-                geo, evidence = found
-                posed.append((evidence * (1.0 - geo.fit_residual / 0.2), len(posed), geo, mask))
-        if posed:
-            _, _, geo, mask = max(posed)
-            colours.world_mask = _lattice_region(geo, colours.regions or [mask], mask)
-            return geo
+        found = _posed_world(grown, profile, full_size, scale, w, min_inliers, keeps)
+        if found is not None:           # the lattice explaining the most tile edge length wins
+            geo, evidence = found
+            posed.append((evidence * (1.0 - geo.fit_residual / 0.2), len(posed), geo, attempt[6]))
+    if posed:
+        _, _, geo, mask = max(posed)
+        colours.world_mask = _lattice_region(geo, colours.regions or [mask], mask)
+        return geo
     raise NoWorldFoundError("no EXXIT World found: the camera fitted to the tile edges does not "
                             "explain them (too few tile edges, or too much clutter)")
 
@@ -299,10 +296,12 @@ def _grown(attempt, all_segments: np.ndarray, rounds: int = GROW_ROUNDS):
     return M, fam, residual, inlier_frac, score, seg, mask, used
 
 
-def _posed_world(attempt, profile: SetProfile, full_size, scale: float, work_w: int, keeps: float):
+def _posed_world(attempt, profile: SetProfile, full_size, scale: float, work_w: int, min_inliers: float,
+                 keeps: float):
     """(WorldGeometry, evidence) of one lattice fit: the camera posed on its edges, the lattice
     re-derived from that camera, and the length of edges on its lines (pitch units); None when
-    no first camera, refined, explains the edges (`keeps` of those its lattice explained)."""
+    no first camera, refined, explains the edges (`min_inliers` of them, and `keeps` of those its
+    lattice explained)."""
     img_to_plane, families, _, lattice_inliers, _, seg, world_mask, _ = attempt
     plane_to_work = np.linalg.inv(img_to_plane)
     plane_to_work /= plane_to_work[2, 2]
@@ -321,7 +320,7 @@ def _posed_world(attempt, profile: SetProfile, full_size, scale: float, work_w: 
         families, residual, inlier_frac = _lattice_fit_quality(img_to_plane, seg)
         on = seg[families >= 0]
         evidence = np.linalg.norm(_apply(img_to_plane, on[:, :2]) - _apply(img_to_plane, on[:, 2:]), axis=1).sum()
-        if (inlier_frac >= max(MIN_INLIERS, keeps * lattice_inliers) and residual <= MAX_RESIDUAL
+        if (inlier_frac >= max(min_inliers, keeps * lattice_inliers) and residual <= MAX_RESIDUAL
                 and evidence >= MIN_EVIDENCE):
             break
     else:

@@ -11,7 +11,7 @@ import numpy as np
 from rules.position import COLOURS, DISCS_PER_COLOUR
 
 from .colours import TABLE_SOURCES, ColourModel, find_colours, find_table
-from .errors import NoWorldFoundError
+from .errors import NoTileReadError, NoWorldFoundError
 from .geometry import WorldGeometry, find_world, straight_edges
 from .hexgrid import cells_to_plane, components, ring
 from .lens import load_lens
@@ -56,7 +56,7 @@ def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
         tiles = classify_tiles(colours, geo, cells, outline, stacks.hidden, first, set(stacks.stacks))
         world, ignored = _world_cells(tiles.tiles)
         if not world:
-            raise NoWorldFoundError(NO_TILE_READ)
+            raise NoTileReadError(NO_TILE_READ)
         relevant = world | ring(world)                        # the World and its perimeter
         if relevant <= set(cells) or looks == 2:
             break
@@ -140,27 +140,42 @@ def locate_world(image, profile) -> LocatedWorld:
     show the room beyond the table), then from the border's commonest colour only (a lamp's
     pool of light at the border may match the light tiles), and then with the World's region
     being what differs from the table around it (a lamp's pool of light inside the photo), before
-    giving up. A working image's straight edges (within a box around a small World) and gradients
-    are found in the background while its colour model is learnt."""
+    a last look at the tries whose lattice or camera fell short (find_world's last_look) and giving
+    up. A working image's straight edges (within a box around a small World) and gradients are
+    found in the background while its colour model is learnt."""
     failure = geometry_failure = None
+    short = []                              # (working image, colours, segments) of lattices that fell short
     background = _Background()
     try:
         for work_image, box, colours in _colour_models(image, profile, background):
             if isinstance(colours, NoWorldFoundError):
                 failure = failure or colours
                 continue
+            segments = background.straight_edges(work_image, box).result()
             try:
-                segments = background.straight_edges(work_image, box).result()
-                geo = find_world(segments, colours, profile, work_image.size, work_image.scale)
-                cells, edges, outline, first = _first_tile_pass(colours, geo)
-                if not first.tiles:
-                    raise NoWorldFoundError(NO_TILE_READ)
-                return LocatedWorld(work_image, colours, geo, cells, edges, outline, first)
+                return _located(work_image, colours, segments, profile, last_look=False)
             except NoWorldFoundError as exc:
                 geometry_failure = geometry_failure or exc
+                if not isinstance(exc, NoTileReadError):
+                    short.append((work_image, colours, segments))
+        for work_image, colours, segments in short:
+            try:
+                return _located(work_image, colours, segments, profile, last_look=True)
+            except NoWorldFoundError:
+                pass
     finally:
         background.close()
     raise geometry_failure or failure       # the reason of the first try that got furthest
+
+
+def _located(work_image: LoadedImage, colours: ColourModel, segments, profile, last_look: bool) -> LocatedWorld:
+    """The World found on a working image's straight edges with its colour model, and its first
+    tile read (find_world, _first_tile_pass); NoWorldFoundError when there is none."""
+    geo = find_world(segments, colours, profile, work_image.size, work_image.scale, last_look)
+    cells, edges, outline, first = _first_tile_pass(colours, geo)
+    if not first.tiles:
+        raise NoTileReadError(NO_TILE_READ)
+    return LocatedWorld(work_image, colours, geo, cells, edges, outline, first)
 
 
 class _Background:

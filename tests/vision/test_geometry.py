@@ -115,13 +115,20 @@ def test_straight_edges_within_a_box_are_those_of_the_whole_image_there():
 
 def test_a_camera_keeping_fewer_edges_is_the_last_look(monkeypatch):
     """A camera that explains under CAMERA_KEEPS of its lattice's edges (a small World on a checked
-    cloth, whose edges crowd around it) is still accepted when no camera does better and it keeps
-    LAST_CAMERA_KEEPS; keeping fewer still, no World is found."""
+    cloth, whose edges crowd around it) is refused, but accepted by the last look, which the
+    pipeline takes when no other look found a World; keeping fewer still, no World is found."""
     import vision.geometry as geometry
+    from vision.pipeline import locate_world
     img, _ = render(Scene(tiles=midgame()[0], tilt_deg=45))
+    loaded = load_image(img)
+    prof = load_profile()
     monkeypatch.setattr(geometry, "CAMERA_KEEPS", 2.0)           # no camera keeps twice its lattice's edges
-    _, geo = _fit(img)
-    assert geo.camera.tilt_deg == pytest.approx(45, abs=3)
-    monkeypatch.setattr(geometry, "LAST_CAMERA_KEEPS", 2.0)
     with pytest.raises(NoWorldFoundError):
-        _fit(img)
+        find_world(straight_edges(loaded.gray), find_colours(loaded, prof), prof, loaded.size, loaded.scale)
+    geo = find_world(straight_edges(loaded.gray), find_colours(loaded, prof), prof, loaded.size, loaded.scale,
+                     last_look=True)
+    assert geo.camera.tilt_deg == pytest.approx(45, abs=3)
+    assert locate_world(loaded, prof).geometry.camera.tilt_deg == pytest.approx(45, abs=3)
+    monkeypatch.setattr(geometry, "LAST_LOOK", (geometry.LAST_LOOK[0], 2.0))
+    with pytest.raises(NoWorldFoundError):
+        locate_world(loaded, prof)
