@@ -41,7 +41,8 @@ MEASURING_SETS = ("sample_images", "renders/holdout-seed7", "renders/train-seed3
                   "renders/dev-seed40", "renders/dev-seed44", "renders/dev-sizes-seed53", "renders/dev-seed54",
                   "renders/fresh-seed61", "renders/fresh-seed62", "renders/fresh-seed63",
                   "renders/fresh-seed64", "renders/dev-cloth-seed65", "renders/dev-cloth-seed66",
-                  "renders/fresh-seed67", "renders/fresh-cloth-seed68")
+                  "renders/fresh-seed67", "renders/fresh-cloth-seed68",
+                  "renders/dev-cloth-seed69")
 SIZES_READ_WITH = ("rendered", "edition")
 TILT_BANDS = (("all", 0, 90), ("tilt 0-15", 0, 15), ("tilt 15-35", 15, 35), ("tilt 35-60", 35, 90))
 
