@@ -5,9 +5,10 @@ import pytest
 from synthetic import Scene, midgame, random_scene, render
 from vision.colours import find_colours
 from vision.errors import NoWorldFoundError
-from vision.geometry import find_world, sample_image, straight_edges
+from vision.geometry import LAST_LOOK, find_world, sample_image, straight_edges
 from vision.hexgrid import cell_to_plane, cells_to_plane, plane_to_cells
 from vision.loading import load_image
+from vision.pipeline import locate_world
 from vision.profile import load_profile
 
 
@@ -117,18 +118,16 @@ def test_a_camera_keeping_fewer_edges_is_the_last_look(monkeypatch):
     """A camera that explains under CAMERA_KEEPS of its lattice's edges (a small World on a checked
     cloth, whose edges crowd around it) is refused, but accepted by the last look, which the
     pipeline takes when no other look found a World; keeping fewer still, no World is found."""
-    import vision.geometry as geometry
-    from vision.pipeline import locate_world
     img, _ = render(Scene(tiles=midgame()[0], tilt_deg=45))
     loaded = load_image(img)
     prof = load_profile()
-    monkeypatch.setattr(geometry, "CAMERA_KEEPS", 2.0)           # no camera keeps twice its lattice's edges
+    edges = straight_edges(loaded.gray)
+    monkeypatch.setattr("vision.geometry.CAMERA_KEEPS", 2.0)     # no camera keeps twice its lattice's edges
     with pytest.raises(NoWorldFoundError):
-        find_world(straight_edges(loaded.gray), find_colours(loaded, prof), prof, loaded.size, loaded.scale)
-    geo = find_world(straight_edges(loaded.gray), find_colours(loaded, prof), prof, loaded.size, loaded.scale,
-                     last_look=True)
+        find_world(edges, find_colours(loaded, prof), prof, loaded.size, loaded.scale)
+    geo = find_world(edges, find_colours(loaded, prof), prof, loaded.size, loaded.scale, last_look=True)
     assert geo.camera.tilt_deg == pytest.approx(45, abs=3)
     assert locate_world(loaded, prof).geometry.camera.tilt_deg == pytest.approx(45, abs=3)
-    monkeypatch.setattr(geometry, "LAST_LOOK", (geometry.LAST_LOOK[0], 2.0))
+    monkeypatch.setattr("vision.geometry.LAST_LOOK", (LAST_LOOK[0], 2.0))
     with pytest.raises(NoWorldFoundError):
         locate_world(loaded, prof)
