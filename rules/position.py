@@ -19,6 +19,7 @@ COLOURS = (WHITE, BLACK)
 OTHER = {WHITE: BLACK, BLACK: WHITE}
 DISCS_PER_COLOUR = 8
 TOTAL_TILES = 39
+OPENING_TILES_PER_COLOUR = 2  # the standard diamond's; tiles are never taken away
 FORMAT = "exxit-position/1"
 
 

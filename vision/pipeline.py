@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 
-from rules.position import COLOURS, DISCS_PER_COLOUR
+from rules.position import COLOURS, DISCS_PER_COLOUR, OPENING_TILES_PER_COLOUR
 
 from .colours import TABLE_SOURCES, ColourModel, find_colours, find_table
 from .errors import NoTileReadError, NoWorldFoundError
@@ -319,7 +319,8 @@ def _world_cells(tiles: dict):
     groups = components(tiles)
     if not groups:
         return set(), set()
-    whole = [g for g in groups if all(sum(tiles[c] == colour for c in g) >= 2 for colour in COLOURS)]
+    whole = [g for g in groups
+             if all(sum(tiles[c] == colour for c in g) >= OPENING_TILES_PER_COLOUR for colour in COLOURS)]
     main = (whole or groups)[0]
     world = set(main)
     near = ring(world) | ring(ring(world))

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import rules
-from rules.position import DISCS_PER_COLOUR, TOTAL_TILES
+from rules.position import DISCS_PER_COLOUR, OPENING_TILES_PER_COLOUR, TOTAL_TILES
 
 from .hexgrid import components, neighbours
 
@@ -32,9 +32,10 @@ def sanity_warnings(tiles: dict, stacks: dict, uncertain_tiles=(), uncertain_sta
                     "message": f"the World is not connected: {len(stray)} tile(s) cut off from the rest"})
     for colour in rules.COLOURS:
         n = sum(1 for c in tiles.values() if c == colour)
-        if tiles and n < 2:
+        if tiles and n < OPENING_TILES_PER_COLOUR:
             out.append({"code": "too-few-tiles", "colour": colour, "count": n, "cells": [],
-                        "message": f"only {n} {colour} tile(s) read; every game has at least 2"})
+                        "message": f"only {n} {colour} tile(s) read; every game has at least "
+                                   f"{OPENING_TILES_PER_COLOUR}"})
     for cell, discs in sorted(stacks.items()):
         on_tile = cell in tiles
         if not on_tile and not any(n in tiles for n in neighbours(cell)):

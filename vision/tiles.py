@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
+from rules.position import OPENING_TILES_PER_COLOUR
+
 from .colours import LAB_WEIGHTS, ColourClass, ColourModel, lab_distance
 from .convnet import ConvNet
 from .geometry import WorldGeometry, _apply
@@ -418,7 +420,8 @@ def _opening_diamond(colours: ColourModel, cells: list, p_tile: np.ndarray, medi
     them under stacks, as in _laying_rule) and, for each of its tiles, what reading it in its
     colour costs (_colour_loss); whichever colour's tiles touch in the middle."""
     tiles = {cells[i] for i in roles}
-    lacking = any(sum(1 for r, _ in roles.values() if r == role) < 2 for role in ("white", "black"))
+    lacking = any(sum(1 for r, _ in roles.values() if r == role) < OPENING_TILES_PER_COLOUR
+                  for role in ("white", "black"))
     if not lacking or not tiles or len(tiles) > OPENING_TILES:
         return None
     index = {c: i for i, c in enumerate(cells)}
@@ -461,7 +464,8 @@ def _diamond_completion(colours: ColourModel, cells: list, p_tile: np.ndarray, m
                         roles: dict) -> dict:
     """{index: role} of the no-tile cells that complete a colour read on fewer than two tiles:
     beside a tile, likeliest first, at least DIAMOND_CHANCE of a tile, and of that colour."""
-    lacking = {role: 2 - sum(1 for r, _ in roles.values() if r == role) for role in ("white", "black")}
+    lacking = {role: OPENING_TILES_PER_COLOUR - sum(1 for r, _ in roles.values() if r == role)
+               for role in ("white", "black")}
     if max(lacking.values()) <= 0:
         return {}
     tiles = {cells[i] for i in roles}
