@@ -5,8 +5,9 @@ cell's centre lands at the crop's centre and a tile's flat-to-flat width becomes
 pixels, whatever the tilt. Beside the colours (as they are, and relative to this photo's table
 colour) a channel says which pixels the stacks' silhouettes hide. Two networks (vision/convnet.py,
 weights vision/models/tile_net.npz and tile_net_worn.npz trained by tools/train_tile_net.py, the
-second also on photos worn as real cameras wear them and then on checked tablecloths) weigh that picture and the cell's tile
-evidence (vision.tiles.tile_evidence) into the chance of a tile there (vision.tiles.tile_chances).
+second also on photos worn as real cameras wear them, then on checked tablecloths) weigh that
+picture and the cell's tile evidence (vision.tiles.tile_evidence) into the chance of a tile there
+(vision.tiles.tile_chances).
 """
 from __future__ import annotations
 

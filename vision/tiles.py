@@ -18,8 +18,9 @@ from .geometry import WorldGeometry, _apply
 from .hexgrid import cells_to_plane, distinct_cells, hexagon, neighbours, plane_to_cells, ring
 from .tile_net import tile_input
 
-TILE_NETS = ("tile_net", "tile_net_worn")   # trained on the renders as they are; and also worn, and on cloths
-                                            # wear photos (BENCHMARKS.md, session 40): their log-odds averaged
+TILE_NETS = ("tile_net", "tile_net_worn")   # trained on the renders as they are; and also worn as real cameras
+                                            # wear photos, then on cloths (BENCHMARKS.md, sessions 40 and 43):
+                                            # their log-odds averaged
 CONFIDENT = 0.8                  # calibrated: tile reads at or above it were right over 99% of the time
 DIAMOND_CHANCE = 0.05            # of a tile, that lets a cell complete a colour's 2 tiles (dev renders: the
                                  # tiles missed so were at 0.29-0.39, every other cell beside the World under 0.01)
