@@ -421,9 +421,7 @@ def _opening_diamond(colours: ColourModel, cells: list, p_tile: np.ndarray, medi
     them under stacks, as in _laying_rule) and, for each of its tiles, what reading it in its
     colour costs (_colour_loss); whichever colour's tiles touch in the middle."""
     tiles = {cells[i] for i in roles}
-    lacking = any(sum(1 for r, _ in roles.values() if r == role) < OPENING_TILES_PER_COLOUR
-                  for role in ("white", "black"))
-    if not lacking or not tiles or len(tiles) > OPENING_TILES:
+    if max(_tiles_lacking(roles).values()) <= 0 or not tiles or len(tiles) > OPENING_TILES:
         return None
     index = {c: i for i, c in enumerate(cells)}
     against, weight = _tile_log_odds(p_tile, under_stacks)
@@ -452,6 +450,13 @@ def _opening_diamond(colours: ColourModel, cells: list, p_tile: np.ndarray, medi
     return changes
 
 
+def _tiles_lacking(roles: dict) -> dict:
+    """{role: how many tiles of that role the reading `roles` ({index: (role, confidence)}) lacks
+    of the opening diamond's OPENING_TILES_PER_COLOUR (0 or less: none)}."""
+    return {role: OPENING_TILES_PER_COLOUR - sum(1 for r, _ in roles.values() if r == role)
+            for role in ("white", "black")}
+
+
 def _colour_loss(colours: ColourModel, median: np.ndarray, role: str) -> float:
     """What reading a tile of this median colour as `role` costs: 0 when it looks more like that
     tile colour than the other, up to COLOUR_LOSS when it looks like the other."""
@@ -465,8 +470,7 @@ def _diamond_completion(colours: ColourModel, cells: list, p_tile: np.ndarray, m
                         roles: dict) -> dict:
     """{index: role} of the no-tile cells that complete a colour read on fewer than two tiles:
     beside a tile, likeliest first, at least DIAMOND_CHANCE of a tile, and of that colour."""
-    lacking = {role: OPENING_TILES_PER_COLOUR - sum(1 for r, _ in roles.values() if r == role)
-               for role in ("white", "black")}
+    lacking = _tiles_lacking(roles)
     if max(lacking.values()) <= 0:
         return {}
     tiles = {cells[i] for i in roles}
