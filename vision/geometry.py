@@ -44,6 +44,9 @@ MIN_FORESHORTENING = 0.2       # a table seen at up to ~75 degrees of tilt
 FOCAL_PRIOR_WEIGHT = 0.05
 FOCAL_PRIOR_SPREAD = 0.25        # ~25% either way: fields of view of 55-80 degrees
 DEFAULT_FOCAL = 0.62           # focal length / image diagonal of a typical phone camera (HFOV ~65°)
+SQUARE_GRID_TOL_DEG = 3.0       # a checked cloth's edges off its grid's two directions, in the plane
+SQUARE_GRID_MIN_FAMILY = 0.25   # share of a square grid's edge length the weaker of its two directions holds
+SQUARE_GRID_MIN_SHARE = 0.3     # share of the table's edge length (away from the World) a square grid holds
 FAMILY_COLOURS = [(0, 0, 255), (0, 200, 0), (255, 0, 0)]
 
 
@@ -215,12 +218,14 @@ def _vanishing_point(seg: np.ndarray, rng, iters=150, tol_deg=1.5):
 
 
 def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfile, full_size,
-               scale: float, last_look: bool = False) -> WorldGeometry:
+               scale: float, last_look: bool = False, squares_aside: bool = False) -> WorldGeometry:
     """Fit the hex lattice of the tile tops to the working image's straight edges `all_segments`
     (straight_edges); raise NoWorldFoundError when there is none.
 
     Each candidate colour region (and their union) is fitted; the best few fits are grown over
-    the edges around them and posed, and the one explaining the most edge length is kept. The
+    the edges around them and posed, and the one explaining the most edge length is kept. A
+    lattice and its camera must explain a share of the edges (MIN_INLIERS, CAMERA_KEEPS); with
+    `squares_aside` the edges of a checked cloth's squares do not count (_explained_share). The
     `last_look` (when no other look found a World) trusts lattices and cameras that explain fewer
     edges (LAST_LOOK). `colours.world_mask` becomes the regions that hold its edges."""
     min_inliers, keeps = LAST_LOOK if last_look else (MIN_INLIERS, CAMERA_KEEPS)
@@ -245,13 +250,17 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
             break
     if not attempts:
         raise NoWorldFoundError(f"no EXXIT World found: {failure}")
-    attempts.sort(key=lambda a: -a[4])
-    if attempts[0][3] < min_inliers:
+    # the table's edges, away from each attempt's region, show whether a checked cloth lies there
+    tables = [all_segments[~a[7] if squares_aside else np.zeros(len(all_segments), bool)] for a in attempts]
+    explained = [_explained_share(a[0], a[5], a[1], table) for a, table in zip(attempts, tables)]
+    ranked = sorted(range(len(attempts)), key=lambda i: -explained[i] * (1.0 - min(attempts[i][2], 0.1) / 0.2))
+    if explained[ranked[0]] < min_inliers:
         raise NoWorldFoundError("no EXXIT World found: no hex lattice explains the straight edges "
                                 "(too few tile edges, or too much clutter)")
     posed, seen = [], []
-    for attempt in attempts[:CAMERA_ATTEMPTS]:
-        if attempt[3] < min_inliers:
+    for i in ranked[:CAMERA_ATTEMPTS]:
+        attempt, share, table = attempts[i], explained[i], tables[i]
+        if share < min_inliers:
             break
         grown = _grown(attempt, all_segments)
         on = np.zeros(len(all_segments), bool)
@@ -259,7 +268,8 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
         if any((on & other).sum() > 0.9 * max(on.sum(), other.sum()) for other in seen):
             continue                    # the same lattice on the same edges as one already posed
         seen.append(on)
-        found = _posed_world(grown, profile, full_size, scale, w, min_inliers, keeps)
+        found = _posed_world(grown, profile, full_size, scale, w, table, min_inliers,
+                             keeps * _explained_share(grown[0], grown[5], grown[1], table))
         if found is not None:           # the lattice explaining the most tile edge length wins
             geo, evidence = found
             posed.append((evidence * (1.0 - geo.fit_residual / 0.2), len(posed), geo, attempt[6]))
@@ -296,13 +306,13 @@ def _grown(attempt, all_segments: np.ndarray, rounds: int = GROW_ROUNDS):
     return M, fam, residual, inlier_frac, score, seg, mask, used
 
 
-def _posed_world(attempt, profile: SetProfile, full_size, scale: float, work_w: int, min_inliers: float,
-                 keeps: float):
+def _posed_world(attempt, profile: SetProfile, full_size, scale: float, work_w: int, table: np.ndarray,
+                 min_inliers: float, min_explained: float):
     """(WorldGeometry, evidence) of one lattice fit: the camera posed on its edges, the lattice
     re-derived from that camera, and the length of edges on its lines (pitch units); None when
-    no first camera, refined, explains the edges (`min_inliers` of them, and `keeps` of those its
-    lattice explained)."""
-    img_to_plane, families, _, lattice_inliers, _, seg, world_mask, _ = attempt
+    no first camera, refined, explains the edges (at least `min_inliers` and `min_explained` of
+    them, as _explained_share counts with the `table`'s segments)."""
+    img_to_plane, families, _, _, _, seg, world_mask, _ = attempt
     plane_to_work = np.linalg.inv(img_to_plane)
     plane_to_work /= plane_to_work[2, 2]
     pitch = float(profile.pitch_mm)
@@ -320,8 +330,8 @@ def _posed_world(attempt, profile: SetProfile, full_size, scale: float, work_w: 
         families, residual, inlier_frac = _lattice_fit_quality(img_to_plane, seg)
         on = seg[families >= 0]
         evidence = np.linalg.norm(_apply(img_to_plane, on[:, :2]) - _apply(img_to_plane, on[:, 2:]), axis=1).sum()
-        if (inlier_frac >= max(min_inliers, keeps * lattice_inliers) and residual <= MAX_RESIDUAL
-                and evidence >= MIN_EVIDENCE):
+        if (_explained_share(img_to_plane, seg, families, table) >= max(min_inliers, min_explained)
+                and residual <= MAX_RESIDUAL and evidence >= MIN_EVIDENCE):
             break
     else:
         return None
@@ -620,6 +630,55 @@ def _lattice_fit_quality(img_to_plane, seg):
     seg_len = np.hypot(*(seg[:, 2:] - seg[:, :2]).T)
     med = float(np.median(resid[on])) if on.any() else 1.0
     return fam, med, float(seg_len[on].sum() / max(seg_len.sum(), 1e-9))
+
+
+def _explained_share(img_to_plane, seg, families, table: np.ndarray) -> float:
+    """The share of the segments' length on the lattice's lines (`families` >= 0), not counting the
+    segments off them that run along the square grid the `table`'s segments (those away from the
+    World) show in the same plane: on a checked cloth the squares' edges can outnumber the tiles'
+    many times over. The grid must be seen on the table, where no tile is: through a wrong plane
+    map the tiles' own edges can look square."""
+    seg_len = _length(seg)
+    counted = np.ones(len(seg), bool)
+    grid = _square_grid_direction(_to_plane(img_to_plane, table), _length(table))
+    if grid is not None:
+        counted = (families >= 0) | (_angle_apart(_to_plane(img_to_plane, seg), grid) >= SQUARE_GRID_TOL_DEG)
+    return float(seg_len[families >= 0].sum() / max(seg_len[counted].sum(), 1e-9))
+
+
+def _square_grid_direction(seg_plane: np.ndarray, length: np.ndarray):
+    """The direction (degrees, modulo 90) of the square grid the segments (in the plane) run along
+    (a checked cloth): two directions at right angles to each other, both well represented,
+    together holding SQUARE_GRID_MIN_SHARE of the segments' length; None when they show none (a
+    wooden table's grain runs one way)."""
+    if len(seg_plane) < 8:
+        return None
+    d = seg_plane[:, 2:] - seg_plane[:, :2]
+    ang = np.degrees(np.arctan2(d[:, 1], d[:, 0])) % 180.0
+    folded = np.bincount(np.minimum((ang % 90.0).astype(int), 89), weights=length, minlength=90)
+    kernel = np.exp(-0.5 * np.arange(-3, 4) ** 2)
+    smooth = np.convolve(np.concatenate([folded[-3:], folded, folded[:3]]), kernel, mode="same")[3:-3]
+    peak = np.argmax(smooth) + 0.5
+    member = _angle_apart(seg_plane, peak) < SQUARE_GRID_TOL_DEG
+    across = np.abs((ang - peak + 90.0) % 180.0 - 90.0) > 45.0      # the direction at right angles
+    weaker = min(length[member & across].sum(), length[member & ~across].sum())
+    if weaker < SQUARE_GRID_MIN_FAMILY * length[member].sum() or length[member].sum() < SQUARE_GRID_MIN_SHARE * length.sum():
+        return None
+    return float(peak)
+
+
+def _to_plane(img_to_plane, seg: np.ndarray) -> np.ndarray:
+    return np.column_stack([_apply(img_to_plane, seg[:, :2]), _apply(img_to_plane, seg[:, 2:])])
+
+
+def _length(seg: np.ndarray) -> np.ndarray:
+    return np.hypot(seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1])
+
+
+def _angle_apart(seg: np.ndarray, grid_deg: float) -> np.ndarray:
+    """Degrees between each segment and the nearer of a square grid's two directions."""
+    ang = np.degrees(np.arctan2(seg[:, 3] - seg[:, 1], seg[:, 2] - seg[:, 0]))
+    return np.abs((ang - grid_deg + 45.0) % 90.0 - 45.0)
 
 
 def _rectify_from_vps(vps: np.ndarray, support: np.ndarray):

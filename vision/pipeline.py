@@ -139,9 +139,10 @@ def locate_world(image, profile) -> LocatedWorld:
     the table's colours taken from the photo's lower border only (the top of a tilted photo may
     show the room beyond the table), then from the border's commonest colour only (a lamp's
     pool of light at the border may match the light tiles), and then with the World's region
-    being what differs from the table around it (a lamp's pool of light inside the photo), before
-    a last look at the tries whose lattice or camera fell short (find_world's last_look) and giving
-    up. A working image's straight edges (within a box around a small World) and gradients are
+    being what differs from the table around it (a lamp's pool of light inside the photo). The
+    tries whose lattice or camera fell short are looked at again with a checked cloth's squares
+    aside (find_world's squares_aside), then a last time trusting fewer edges (its last_look),
+    before giving up. A working image's straight edges (within a box around a small World) and gradients are
     found in the background while its colour model is learnt."""
     failure = geometry_failure = None
     short = []                              # (working image, colours, segments) of lattices that fell short
@@ -153,25 +154,28 @@ def locate_world(image, profile) -> LocatedWorld:
                 continue
             segments = background.straight_edges(work_image, box).result()
             try:
-                return _located(work_image, colours, segments, profile, last_look=False)
+                return _located(work_image, colours, segments, profile)
             except NoWorldFoundError as exc:
                 geometry_failure = geometry_failure or exc
                 if not isinstance(exc, NoTileReadError):
                     short.append((work_image, colours, segments))
-        for work_image, colours, segments in short:
-            try:
-                return _located(work_image, colours, segments, profile, last_look=True)
-            except NoWorldFoundError:
-                pass
+        for look in ({"squares_aside": True}, {"last_look": True}):
+            for work_image, colours, segments in short:
+                try:
+                    return _located(work_image, colours, segments, profile, **look)
+                except NoWorldFoundError:
+                    pass
     finally:
         background.close()
     raise geometry_failure or failure       # the reason of the first try that got furthest
 
 
-def _located(work_image: LoadedImage, colours: ColourModel, segments, profile, last_look: bool) -> LocatedWorld:
+def _located(work_image: LoadedImage, colours: ColourModel, segments, profile, last_look=False,
+             squares_aside=False) -> LocatedWorld:
     """The World found on a working image's straight edges with its colour model, and its first
-    tile read (find_world, _first_tile_pass); NoWorldFoundError when there is none."""
-    geo = find_world(segments, colours, profile, work_image.size, work_image.scale, last_look)
+    tile read (find_world with the look's `last_look` and `squares_aside`, _first_tile_pass);
+    NoWorldFoundError when there is none."""
+    geo = find_world(segments, colours, profile, work_image.size, work_image.scale, last_look, squares_aside)
     cells, edges, outline, first = _first_tile_pass(colours, geo)
     if not first.tiles:
         raise NoTileReadError(NO_TILE_READ)

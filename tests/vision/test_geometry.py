@@ -5,8 +5,9 @@ import pytest
 from synthetic import Scene, midgame, random_scene, render
 from vision.colours import find_colours
 from vision.errors import NoWorldFoundError
-from vision.geometry import LAST_LOOK, find_world, sample_image, straight_edges
-from vision.hexgrid import cell_to_plane, cells_to_plane, plane_to_cells
+from vision.geometry import (LAST_LOOK, MIN_INLIERS, _explained_share, _lattice_fit_quality, _square_grid_direction,
+                             find_world, sample_image, straight_edges)
+from vision.hexgrid import cell_to_plane, cells_to_plane, hexagon, plane_to_cells
 from vision.loading import load_image
 from vision.pipeline import locate_world
 from vision.profile import load_profile
@@ -131,3 +132,62 @@ def test_a_camera_keeping_fewer_edges_is_the_last_look(monkeypatch):
     monkeypatch.setattr("vision.geometry.LAST_LOOK", (LAST_LOOK[0], 2.0))
     with pytest.raises(NoWorldFoundError):
         locate_world(loaded, prof)
+
+
+def _grid_segments(angle_deg, side, extent, centre=(0.0, 0.0), keep=lambda mid: True):
+    """The edges of a square grid of `side` turned by `angle_deg`, one segment per square side,
+    within `extent` of `centre` (plane units), where `keep(midpoint)` holds."""
+    a = np.radians(angle_deg)
+    u, v = np.array([np.cos(a), np.sin(a)]), np.array([-np.sin(a), np.cos(a)])
+    out = []
+    steps = np.arange(-extent, extent, side)
+    for i in steps:
+        for j in steps:
+            p = np.asarray(centre) + i * u + j * v
+            for d in (u, v):
+                if keep(p + d * side / 2):
+                    out.append([*p, *(p + d * side)])
+    return np.array(out)
+
+
+def _tile_edges(cells):
+    """The six sides of each tile of `cells` (plane units, a pitch of 1), each side once."""
+    sides = {}
+    for cell in cells:
+        corners = hexagon(cell, 1.0)
+        for k in range(6):
+            a, b = corners[k], corners[(k + 1) % 6]
+            sides[tuple(np.round((a + b) / 2, 6))] = [*a, *b]
+    return np.array(list(sides.values()))
+
+
+def test_a_checked_cloths_squares_are_a_square_grid_a_hex_pattern_or_wood_grain_is_not():
+    checks = _grid_segments(17.0, 0.3, 4.0)
+    lengths = np.hypot(*(checks[:, 2:] - checks[:, :2]).T)
+    assert _square_grid_direction(checks, lengths) == pytest.approx(17.0, abs=1.0)
+    tiles = _tile_edges([(q, r) for q in range(-3, 4) for r in range(-3, 4) if abs(q + r) <= 3])
+    assert _square_grid_direction(tiles, np.hypot(*(tiles[:, 2:] - tiles[:, :2]).T)) is None
+    grain = checks[np.abs(checks[:, 3] - checks[:, 1] - np.tan(np.radians(17.0)) * (checks[:, 2] - checks[:, 0])) < 1e-6]
+    assert len(grain) > 100
+    assert _square_grid_direction(grain, np.hypot(*(grain[:, 2:] - grain[:, :2]).T)) is None
+
+
+def test_a_checked_cloths_squares_do_not_count_against_the_worlds_lattice():
+    """Around a small World on a fine checked cloth the squares' edges outnumber the tiles': they
+    do not count against the lattice when the table away from the World shows the same square
+    grid in the lattice's plane, and count as before when it shows none (a plain table) or when
+    the plane map is wrong (the table's squares then do not look square)."""
+    cells = [(0, 0), (1, 0), (0, 1), (1, -1)]
+    outside = lambda mid: min(np.hypot(*(mid - cell_to_plane(c))) for c in cells) > 0.55
+    tiles = _tile_edges(cells)
+    around = _grid_segments(17.0, 0.12, 1.6, centre=(0.5, 0.3), keep=outside)
+    seg = np.vstack([tiles, around])
+    table = _grid_segments(17.0, 0.12, 5.0, centre=(0.5, 0.3),
+                           keep=lambda mid: np.hypot(*(mid - [0.5, 0.3])) > 1.8)
+    M = np.eye(3)
+    families, _, inliers = _lattice_fit_quality(M, seg)
+    assert (families[:len(tiles)] >= 0).all() and inliers < MIN_INLIERS
+    assert _explained_share(M, seg, families, table) > 0.95
+    assert _explained_share(M, seg, families, table[:0]) == pytest.approx(inliers)
+    sheared = np.array([[1.0, 0.4, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    assert _explained_share(sheared, seg, families, table) == pytest.approx(inliers)

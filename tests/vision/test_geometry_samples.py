@@ -116,3 +116,18 @@ def test_a_lamps_bright_spot_on_the_table_is_not_the_world():
     assert (colours.world_mask[px[:, 1], px[:, 0]] > 0).mean() > 0.5
     centre = (np.array([0.3 * w, 0.45 * h]) * image.scale).astype(int)
     assert colours.world_mask[centre[1], centre[0]] == 0
+
+
+def test_a_world_on_a_fine_checked_cloth_is_found_with_the_squares_aside(monkeypatch):
+    """A finished game small in the frame on a fine red and white checked cloth (the seed-70 cloth
+    render s2148, tests/data/photos): the squares' edges around the World outnumber the tiles', so
+    no lattice explains enough of the edges until the look that sets aside the edges of the
+    square grid the table shows away from the World."""
+    photo = Path(__file__).resolve().parents[1] / "data" / "photos" / "checked-cloth-s2148.jpg"
+    truth = json.loads(photo.with_suffix(".json").read_text())
+    image, profile = load_image(str(photo)), load_profile(truth["profile"]["name"])
+    located = locate_world(image, profile)
+    assert lattice_errors(located.geometry, truth, located.image.scale) == []
+    monkeypatch.setattr("vision.geometry._square_grid_direction", lambda seg, length: None)
+    with pytest.raises(NoWorldFoundError):
+        locate_world(image, profile)
