@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 
-from rules.position import COLOURS, DISCS_PER_COLOUR, OPENING_TILES_PER_COLOUR
+from rules.position import COLOURS, DISCS_PER_COLOUR, OPENING_TILES_PER_COLOUR, TOTAL_TILES
 
 from .colours import TABLE_SOURCES, ColourModel, find_colours, find_table
 from .errors import NoTileReadError, NoWorldFoundError
@@ -20,8 +20,8 @@ from .profile import load_profile
 from .reading import PhotoReading
 from .sanity import sanity_warnings, warning_cells
 from .stacks import CONFIDENT as STACK_CONFIDENT, EdgeMap, StackReading, read_stacks
-from .tiles import (CONFIDENT as TILE_CONFIDENT, TileReading, candidate_cells, classify_tiles, outline_support,
-                    read_tiles)
+from .tiles import (CONFIDENT as TILE_CONFIDENT, TileReading, candidate_cells, classify_tiles, keep_tiles_to_the_set,
+                    outline_support, read_tiles)
 
 NO_TILE_READ = "no EXXIT World found: a hex pattern was fitted but no tile could be read"
 STEEP_VIEW_DEG = 20              # camera tilt under which a stack's side hardly shows (BENCHMARKS.md, session 19)
@@ -66,10 +66,14 @@ def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
         first = read_tiles(colours, geo, cells, outline)
         stacks = read_stacks(colours, geo, profile, sorted(relevant), tiles.tiles, edges, stacks)
         stack_cells = relevant
+    if len(world) > TOTAL_TILES:
+        world = keep_tiles_to_the_set(tiles, world)
+        relevant = world | ring(world)
     # read again: beside tiles the first read missed, without stacks outside (their discs would
-    # count against the set's in keep_to_the_set), or on a cell read again to complete the diamond
-    # or so that every tile touches two
-    if relevant - stack_cells or set(stacks.stacks) - relevant or set(stacks.stacks) & {*tiles.added, *tiles.laid}:
+    # count against the set's in keep_to_the_set), or on a cell read again to complete the diamond,
+    # so that every tile touches two or to keep to a set's tiles
+    if relevant - stack_cells or set(stacks.stacks) - relevant or \
+            set(stacks.stacks) & {*tiles.added, *tiles.laid, *tiles.dropped}:
         stacks = read_stacks(colours, geo, profile, sorted(relevant), tiles.tiles, edges, stacks)
     lap("cells_s")
     tiles.cells = {c: rd for c, rd in tiles.cells.items() if c in relevant}
@@ -96,8 +100,8 @@ def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
 
 def reading_warnings(tiles: TileReading, stacks: StackReading, origin) -> list:
     """The sanity warnings of a reading (sanity_warnings), with its uncertain tiles and stacks, the
-    stacks lowered to keep to the set, the tiles added to complete the diamond and the cells read
-    again so that every tile touches two; cells as the reading reports them (`origin` at (0, 0))."""
+    stacks lowered to keep to the set, the tiles added to complete the diamond, the cells read
+    again so that every tile touches two and the tiles dropped to keep to the set; cells as the reading reports them (`origin` at (0, 0))."""
     moved = lambda c: (c[0] - origin[0], c[1] - origin[1])
     shift = lambda cs: [moved(c) for c in cs]
     uncertain_tiles = [c for c, rd in tiles.cells.items() if rd.confidence < TILE_CONFIDENT]
@@ -113,6 +117,10 @@ def reading_warnings(tiles: TileReading, stacks: StackReading, origin) -> list:
         warnings.append({"code": "laid-beside-two", "cells": warning_cells(shift(tiles.laid)),
                          "message": f"{len(tiles.laid)} cell(s) read again so that every tile touches two others, "
                                     "as every tile laid in a game does; please check"})
+    if tiles.dropped:
+        warnings.append({"code": "dropped-to-the-set", "cells": warning_cells(shift(tiles.dropped)),
+                         "message": f"{len(tiles.dropped)} cell(s) read as no tile, the least sure, to keep to the "
+                                    f"{TOTAL_TILES} tiles a set has; please check"})
     if tiles.added:
         warnings.append({"code": "added-to-the-diamond", "cells": warning_cells(shift(tiles.added)),
                          "message": f"{len(tiles.added)} cell(s) read again to complete the opening diamond every "

@@ -5,12 +5,12 @@ the tiles are; the final one (classify_tiles, a network trained on renders, visi
 comes after them, when the cells their silhouettes hide are known."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
 
-from rules.position import OPENING_TILES_PER_COLOUR
+from rules.position import OPENING_TILES_PER_COLOUR, TOTAL_TILES
 
 from .colours import LAB_WEIGHTS, ColourClass, ColourModel, lab_distance
 from .convnet import ConvNet
@@ -60,6 +60,7 @@ class TileReading:
     cells: dict = field(default_factory=dict)    # cell -> CellRead (World, perimeter, holes)
     added: list = field(default_factory=list)    # cells read as tiles only to complete a colour's 2 (classify_tiles)
     laid: list = field(default_factory=list)     # cells read again so that every tile touches two (classify_tiles)
+    dropped: list = field(default_factory=list)  # tiles read as none to keep to a set's tiles (keep_tiles_to_the_set)
 
     @property
     def tiles(self) -> dict:
@@ -350,6 +351,24 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.
     reading.added = sorted(cells[i] for i in added)
     reading.laid = sorted(cells[i] for i in laid)
     return reading
+
+
+def keep_tiles_to_the_set(reading: TileReading, world: set) -> set:
+    """While the `world` (its tile cells) holds more tiles than a set has (TOTAL_TILES), read as no
+    tile the least sure of them (a cloth's light check, a spare tile beside the World) whose
+    going leaves every other tile touching two (as every tile laid in a game does), flagged
+    uncertain (the reading's `dropped`). Returns the World's cells left; changes `reading`."""
+    world = set(world)
+    touching = lambda c: sum(n in world for n in neighbours(c))
+    while len(world) > TOTAL_TILES:
+        can_go = [c for c in world if all(touching(n) > 2 for n in neighbours(c) if n in world)]
+        if not can_go:
+            break
+        cell = min(can_go, key=lambda c: reading.cells[c].confidence)
+        reading.cells[cell] = replace(reading.cells[cell], colour=None, confidence=ADDED_CONFIDENCE)
+        reading.dropped.append(cell)
+        world.discard(cell)
+    return world
 
 
 def _laying_rule(cells: list, is_tile: np.ndarray, p_tile: np.ndarray, keep: set, under_stacks=frozenset()) -> list:

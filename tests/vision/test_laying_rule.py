@@ -1,9 +1,11 @@
 """Every tile a game lays touches two others (RULES.md §8.1): a tile read touching fewer is read
-again where the tile network is unsure of it (the photos that show it: test_sample_images.py)."""
+again where the tile network is unsure of it (the photos that show it: test_sample_images.py).
+And a World never holds more tiles than a set has (RULES.md §3)."""
 import numpy as np
 
+from rules.position import TOTAL_TILES
 from vision.hexgrid import neighbours
-from vision.tiles import _laying_rule
+from vision.tiles import CONFIDENT, CellRead, TileReading, _laying_rule, keep_tiles_to_the_set
 
 DIAMOND = [(0, 0), (1, 0), (0, 1), (1, -1)]
 
@@ -82,3 +84,22 @@ def test_a_doubtful_tile_gets_its_second_neighbour_from_under_a_stack_rather_tha
     chances = _around({**{c: 0.99 for c in DIAMOND}, (2, -2): 0.898, (2, -1): 0.016})
     assert _mended(chances) == {(2, -2)}
     assert _mended(chances, stacked=[(2, -1)]) == {(2, -1)}
+
+
+def test_a_world_of_more_tiles_than_a_set_loses_the_least_sure_that_can_go():
+    """A set has 39 tiles: of a World read with 40 the least sure tile is read as none, unless its
+    going leaves another touching fewer than two; then the next least sure goes."""
+    world = {(q, r) for q in range(-3, 4) for r in range(-3, 4) if abs(q + r) <= 3} | {(4, -3), (4, -2), (5, -3)}
+    assert len(world) == TOTAL_TILES + 1
+    chance = {**{c: 0.99 for c in world}, (4, -2): 0.5, (5, -3): 0.6}    # (5,-3) touches (4,-3) and (4,-2) only
+    reading = TileReading(cells={c: CellRead(c, "white", p, (0.0, 1.0, 0.0), 1.0) for c, p in chance.items()})
+    assert keep_tiles_to_the_set(reading, world) == world - {(5, -3)}
+    assert reading.dropped == [(5, -3)]
+    assert reading.cells[(5, -3)].colour is None and reading.cells[(5, -3)].confidence < CONFIDENT
+    assert reading.tiles == {c: "white" for c in world - {(5, -3)}}
+
+
+def test_a_world_a_set_can_hold_keeps_every_tile():
+    world = {(q, r) for q in range(-3, 4) for r in range(-3, 4) if abs(q + r) <= 3}
+    reading = TileReading(cells={c: CellRead(c, "black", 0.6, (0.0, 0.0, 1.0), 1.0) for c in world})
+    assert keep_tiles_to_the_set(reading, world) == world and not reading.dropped
