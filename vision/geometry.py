@@ -662,7 +662,8 @@ def _square_grid_direction(seg_plane: np.ndarray, length: np.ndarray):
     member = _angle_apart(seg_plane, peak) < SQUARE_GRID_TOL_DEG
     across = np.abs((ang - peak + 90.0) % 180.0 - 90.0) > 45.0      # the direction at right angles
     weaker = min(length[member & across].sum(), length[member & ~across].sum())
-    if weaker < SQUARE_GRID_MIN_FAMILY * length[member].sum() or length[member].sum() < SQUARE_GRID_MIN_SHARE * length.sum():
+    on_grid = length[member].sum()
+    if weaker < SQUARE_GRID_MIN_FAMILY * on_grid or on_grid < SQUARE_GRID_MIN_SHARE * length.sum():
         return None
     return float(peak)
 

@@ -101,7 +101,8 @@ def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
 def reading_warnings(tiles: TileReading, stacks: StackReading, origin) -> list:
     """The sanity warnings of a reading (sanity_warnings), with its uncertain tiles and stacks, the
     stacks lowered to keep to the set, the tiles added to complete the diamond, the cells read
-    again so that every tile touches two and the tiles dropped to keep to the set; cells as the reading reports them (`origin` at (0, 0))."""
+    again so that every tile touches two and the tiles dropped to keep to the set; cells as the
+    reading reports them (`origin` at (0, 0))."""
     moved = lambda c: (c[0] - origin[0], c[1] - origin[1])
     shift = lambda cs: [moved(c) for c in cs]
     uncertain_tiles = [c for c, rd in tiles.cells.items() if rd.confidence < TILE_CONFIDENT]
@@ -150,8 +151,8 @@ def locate_world(image, profile) -> LocatedWorld:
     being what differs from the table around it (a lamp's pool of light inside the photo). The
     tries whose lattice or camera fell short are looked at again with a checked cloth's squares
     aside (find_world's squares_aside), then a last time trusting fewer edges (its last_look),
-    before giving up. A working image's straight edges (within a box around a small World) and gradients are
-    found in the background while its colour model is learnt."""
+    before giving up. A working image's straight edges (within a box around a small World) and
+    gradients are found in the background while its colour model is learnt."""
     failure = geometry_failure = None
     short = []                              # (working image, colours, segments) of lattices that fell short
     background = _Background()

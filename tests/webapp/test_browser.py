@@ -287,6 +287,8 @@ def test_a_stack_lowered_to_keep_to_the_set_is_named_and_marked(page, live_serve
                              "tiles of each colour); please check", "complete the opening diamond"),
     ("laid-beside-two", "1 cell(s) read again so that every tile touches two others, as every tile laid in a "
                         "game does; please check", "every tile touches two others"),
+    ("dropped-to-the-set", "1 cell(s) read as no tile, the least sure, to keep to the 39 tiles a set has; please "
+                           "check", "to keep to the 39 tiles a set has"),
 ])
 def test_a_cell_read_to_keep_to_the_rules_is_named_and_marked(page, live_server, server_app, code, message, shown):
     record = store_example(server_app, warnings=[{"code": code, "cells": [[2, 0]], "message": message}])

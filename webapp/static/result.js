@@ -183,7 +183,7 @@
     .filter((w) => w && codes.includes(w.code))
     .flatMap((w) => (w.cells || []).map((c) => key(c[0], c[1]))));
   const tileSuspects = cellsNamed(["uncertain-tiles", "world-disconnected", "added-to-the-diamond",
-    "laid-beside-two"]);
+    "laid-beside-two", "dropped-to-the-set"]);
   const stackSuspects = cellsNamed(["uncertain-stacks", "lowered-to-the-set", "stack-too-tall", "isolated-stack"]);
   const doubtfulCell = (k) => tileSuspects.has(k);
   const UNSURE_BELOW = Number($("result").dataset.unsureBelow);
