@@ -642,7 +642,7 @@ def _explained_share(img_to_plane, seg, families, table: np.ndarray) -> float:
     counted = np.ones(len(seg), bool)
     grid = _square_grid_direction(_to_plane(img_to_plane, table), _length(table))
     if grid is not None:
-        counted = (families >= 0) | (_angle_apart(_to_plane(img_to_plane, seg), grid) >= SQUARE_GRID_TOL_DEG)
+        counted = (families >= 0) | ~(_angle_apart(_to_plane(img_to_plane, seg), grid) < SQUARE_GRID_TOL_DEG)
     return float(seg_len[families >= 0].sum() / max(seg_len[counted].sum(), 1e-9))
 
 
@@ -650,7 +650,9 @@ def _square_grid_direction(seg_plane: np.ndarray, length: np.ndarray):
     """The direction (degrees, modulo 90) of the square grid the segments (in the plane) run along
     (a checked cloth): two directions at right angles to each other, both well represented,
     together holding SQUARE_GRID_MIN_SHARE of the segments' length; None when they show none (a
-    wooden table's grain runs one way)."""
+    wooden table's grain runs one way). Segments beyond the plane's horizon do not count."""
+    seen = np.isfinite(seg_plane).all(axis=1)
+    seg_plane, length = seg_plane[seen], length[seen]
     if len(seg_plane) < 8:
         return None
     d = seg_plane[:, 2:] - seg_plane[:, :2]

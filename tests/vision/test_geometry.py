@@ -191,3 +191,17 @@ def test_a_checked_cloths_squares_do_not_count_against_the_worlds_lattice():
     assert _explained_share(M, seg, families, table[:0]) == pytest.approx(inliers)
     sheared = np.array([[1.0, 0.4, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
     assert _explained_share(sheared, seg, families, table) == pytest.approx(inliers)
+
+
+def test_edges_beyond_the_planes_horizon_do_not_break_the_square_grid():
+    """A tilted photo's room beyond the table maps past the plane's horizon: an edge on the horizon
+    itself has no place in the plane."""
+    checks = _grid_segments(17.0, 0.3, 4.0)
+    lengths = np.hypot(*(checks[:, 2:] - checks[:, :2]).T)
+    beyond = np.array([[np.inf, 0.0, 1.0, 1.0], [np.nan, np.nan, 2.0, 2.0]])
+    found = _square_grid_direction(np.vstack([checks, beyond]), np.concatenate([lengths, [1.0, 1.0]]))
+    assert found == pytest.approx(17.0, abs=1.0)
+    horizon = np.diag([1.0, 1.0, 0.0])                  # maps every point to infinity
+    seg = _grid_segments(17.0, 30.0, 200.0, centre=(300.0, 300.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        assert _explained_share(horizon, seg, np.full(len(seg), -1), seg) == 0.0
