@@ -251,9 +251,9 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
     if not attempts:
         raise NoWorldFoundError(f"no EXXIT World found: {failure}")
     # the table's edges, away from each attempt's region, show whether a checked cloth lies there
-    tables = [all_segments[~a[7] if squares_aside else np.zeros(len(all_segments), bool)] for a in attempts]
+    tables = [all_segments[~a[7]] if squares_aside else all_segments[:0] for a in attempts]
     explained = [_explained_share(a[0], a[5], a[1], table) for a, table in zip(attempts, tables)]
-    ranked = sorted(range(len(attempts)), key=lambda i: -explained[i] * (1.0 - min(attempts[i][2], 0.1) / 0.2))
+    ranked = sorted(range(len(attempts)), key=lambda i: -_fit_score(explained[i], attempts[i][2]))
     if explained[ranked[0]] < min_inliers:
         raise NoWorldFoundError("no EXXIT World found: no hex lattice explains the straight edges "
                                 "(too few tile edges, or too much clutter)")
@@ -449,7 +449,7 @@ def _fit_directions(vps, support, N, seg, hyp, mask):
         raise NoWorldFoundError("no regular hex lattice fits the tile edges")
     M1, fam, resid, inl = fit
     _check_plausible(M1, seg, fam, mask)
-    return M1, fam, resid, inl, inl * (1.0 - min(resid, 0.1) / 0.2), seg, mask
+    return M1, fam, resid, inl, _fit_score(inl, resid), seg, mask
 
 
 def _check_plausible(M1, seg, fam, mask):
@@ -463,7 +463,7 @@ def _check_plausible(M1, seg, fam, mask):
     sv = np.linalg.svd(np.column_stack([p[1] - p[0], p[2] - p[0]]), compute_uv=False)
     if sv[1] < MIN_FORESHORTENING * sv[0]:
         raise NoWorldFoundError("the fitted lattice is degenerate")   # a plane seen edge-on
-    sp = np.column_stack([_apply(M1, seg[:, :2]), _apply(M1, seg[:, 2:])])
+    sp = _to_plane(M1, seg)
     length = np.hypot(sp[:, 2] - sp[:, 0], sp[:, 3] - sp[:, 1])
     per_family = np.bincount(fam[fam >= 0], weights=length[fam >= 0], minlength=3)
     if np.sort(per_family)[1] < 0.1 * per_family.sum():
@@ -617,7 +617,7 @@ def _pnp_with_focal(camera: Camera, obj, img, full_size, diag, search: bool) -> 
 
 def _lattice_fit_quality(img_to_plane, seg):
     """(families, median residual in pitch units, fraction of segment length on lattice lines)."""
-    sp = np.column_stack([_apply(img_to_plane, seg[:, :2]), _apply(img_to_plane, seg[:, 2:])])
+    sp = _to_plane(img_to_plane, seg)
     fam, length = _assign(sp, tol_deg=6.0)
     resid = np.full(len(seg), np.inf)
     for k in range(3):
@@ -627,9 +627,14 @@ def _lattice_fit_quality(img_to_plane, seg):
             resid[sel] = np.abs(rho - np.round(rho * 2) / 2)
     on = resid < 0.1
     fam = np.where(on, fam, -1)
-    seg_len = np.hypot(*(seg[:, 2:] - seg[:, :2]).T)
+    seg_len = _length(seg)
     med = float(np.median(resid[on])) if on.any() else 1.0
     return fam, med, float(seg_len[on].sum() / max(seg_len.sum(), 1e-9))
+
+
+def _fit_score(share: float, residual: float) -> float:
+    """How well a lattice fits: the share of the edges it explains, less for a larger residual."""
+    return share * (1.0 - min(residual, 0.1) / 0.2)
 
 
 def _explained_share(img_to_plane, seg, families, table: np.ndarray) -> float:
@@ -735,7 +740,7 @@ def _assign(seg_plane: np.ndarray, tol_deg=8.0):
 def _fit_lattice(M, seg, hyp):
     """Pitch and phase of the lattice on the segments `hyp`, and its homography refined on all
     segments `seg`; None when nothing lattice-like fits."""
-    sp = np.column_stack([_apply(M, hyp[:, :2]), _apply(M, hyp[:, 2:])])
+    sp = _to_plane(M, hyp)
     fam, length = _assign(sp)
     good = fam >= 0
     if good.sum() < 6:
@@ -815,7 +820,7 @@ def _refine(M1, seg):
         M = _icp(M1, seg, affine=route[0] == "a", iters=route[1])
         if M is not None:
             fam, resid, inl = _lattice_fit_quality(M, seg)
-            fits.append((inl * (1.0 - min(resid, 0.1) / 0.2), M, fam, resid, inl))
+            fits.append((_fit_score(inl, resid), M, fam, resid, inl))
     if not fits:
         return None
     return max(fits, key=lambda f: f[0])[1:]
@@ -826,7 +831,7 @@ def _icp(M1, seg, affine: bool, iters: int, loose: int = 2):
     `loose` with wide tolerances)."""
     for it in range(iters):
         tol = 0.2 if it < loose else 0.12
-        sp = np.column_stack([_apply(M1, seg[:, :2]), _apply(M1, seg[:, 2:])])
+        sp = _to_plane(M1, seg)
         fam, _ = _assign(sp, tol_deg=10.0 if it < loose else 6.0)
         src, dst = [], []
         for k in range(3):

@@ -66,9 +66,8 @@ def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
         first = read_tiles(colours, geo, cells, outline)
         stacks = read_stacks(colours, geo, profile, sorted(relevant), tiles.tiles, edges, stacks)
         stack_cells = relevant
-    if len(world) > TOTAL_TILES:
-        world = keep_tiles_to_the_set(tiles, world)
-        relevant = world | ring(world)
+    world = keep_tiles_to_the_set(tiles, world)
+    relevant = world | ring(world)
     # read again: beside tiles the first read missed, without stacks outside (their discs would
     # count against the set's in keep_to_the_set), or on a cell read again to complete the diamond,
     # so that every tile touches two or to keep to a set's tiles
