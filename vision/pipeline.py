@@ -26,6 +26,7 @@ from .tiles import (CONFIDENT as TILE_CONFIDENT, TileReading, candidate_cells, c
 NO_TILE_READ = "no EXXIT World found: a hex pattern was fitted but no tile could be read"
 STEEP_VIEW_DEG = 20              # camera tilt under which a stack's side hardly shows (BENCHMARKS.md, session 19)
 SMALL_PHOTO_SIDE = 1000          # px, a longer side under which fewer Worlds read exactly (BENCHMARKS.md, session 39)
+MIN_DETACHED_GROUP = 3           # tiles a group beside the World needs to be kept as part of it (_world_cells)
 
 
 def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
@@ -90,7 +91,7 @@ def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
     if ignored:
         away = [(c[0] - origin[0], c[1] - origin[1]) for c in ignored]
         warnings.append({"code": "ignored-tiles", "cells": warning_cells(away),
-                         "message": f"{len(ignored)} tile(s) well away from the World ignored "
+                         "message": f"{len(ignored)} tile(s) apart from the World ignored "
                                     "(the supply or spare pieces?)"})
     timing["total_s"] = time.perf_counter() - t0
     return PhotoReading(tiles=tiles, stacks=stacks, geometry=geo, colours=colours, profile=profile,
@@ -325,9 +326,11 @@ def _around(regions: list, image: LoadedImage, detail: LoadedImage) -> tuple:
 def _world_cells(tiles: dict):
     """(World cells, ignored cells): the largest group of tiles that holds the opening diamond's
     two tiles of each colour (every World does, tiles are never taken away; the largest group
-    when none does), plus any group within one empty cell of it (kept, and flagged as a
-    disconnected World by the sanity check); groups farther away are the supply or spare tiles,
-    or a cloth's light checks read as tiles, not part of the game."""
+    when none does), plus any group of at least three tiles within one empty cell of it (kept, and
+    flagged as a disconnected World by the sanity check). Groups farther away, and groups of one
+    or two tiles, none of which can touch two others as every laid tile does (RULES.md §8.1), are
+    the supply or spare tiles, something beside the World read as a tile, or a cloth's light checks
+    read as tiles: not part of the game."""
     groups = components(tiles)
     if not groups:
         return set(), set()
@@ -339,7 +342,7 @@ def _world_cells(tiles: dict):
     ignored = set()
     for group in groups:
         if group is not main:
-            (world if group & near else ignored).update(group)
+            (world if group & near and len(group) >= MIN_DETACHED_GROUP else ignored).update(group)
     return world, ignored
 
 

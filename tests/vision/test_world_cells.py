@@ -1,6 +1,7 @@
 """Which group of tiles read is the World: the largest that holds the opening diamond's two tiles of
-each colour (every World does); groups away from it are ignored (the supply, spare tiles, or a
-cloth's light checks read as tiles: BENCHMARKS.md, session 42)."""
+each colour (every World does); groups away from it, or too small to be laid as a World's tiles are,
+are ignored (the supply, spare tiles, or a cloth's light checks read as tiles: BENCHMARKS.md,
+sessions 42 and 45)."""
 from vision.pipeline import _world_cells
 
 DIAMOND = {(0, 0): "white", (1, 0): "white", (0, 1): "black", (1, -1): "black"}
@@ -23,9 +24,17 @@ def test_a_larger_group_of_one_colour_loses_to_the_diamond():
 
 
 def test_a_group_within_one_empty_cell_joins_the_world():
-    stray = {(3, -1): "white"}                         # one empty cell, (2, -1), from (1, -1)
+    stray = {(3, -1): "white", (4, -1): "black", (3, 0): "white"}   # one empty cell, (2, -1), from (1, -1)
     world, ignored = _world_cells({**DIAMOND, **stray})
     assert world == set(DIAMOND) | set(stray) and not ignored
+
+
+def test_one_or_two_tiles_beside_the_world_are_ignored():
+    """No tile of such a group can touch two others, as every laid tile does: a spare tile, or a mug
+    or pencil beside the World read as one (dev renders seed 44 s052, seed 69 s129 and s230)."""
+    for stray in ({(3, -1): "white"}, {(3, -1): "white", (4, -1): "black"}):
+        world, ignored = _world_cells({**DIAMOND, **stray})
+        assert world == set(DIAMOND) and ignored == set(stray)
 
 
 def test_without_a_whole_diamond_anywhere_the_largest_group_stays():
