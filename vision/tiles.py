@@ -15,7 +15,7 @@ from rules.position import OPENING_TILES_PER_COLOUR, TOTAL_TILES
 from .colours import LAB_WEIGHTS, ColourClass, ColourModel, lab_distance
 from .convnet import ConvNet
 from .geometry import WorldGeometry, _apply
-from .hexgrid import cells_to_plane, distinct_cells, hexagon, neighbours, plane_to_cells, ring
+from .hexgrid import cells_to_plane, components, distinct_cells, hexagon, neighbours, plane_to_cells, ring
 from .tile_net import tile_input
 
 TILE_NETS = ("tile_net", "tile_net_worn")   # trained on the renders as they are; and also worn as real cameras
@@ -356,12 +356,14 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.
 def keep_tiles_to_the_set(reading: TileReading, world: set) -> set:
     """While the `world` (its tile cells) holds more tiles than a set has (TOTAL_TILES), read as no
     tile the least sure of them (a cloth's light check, a spare tile beside the World) whose
-    going leaves every other tile touching two (as every tile laid in a game does), flagged
-    uncertain (the reading's `dropped`). Returns the World's cells left; changes `reading`."""
+    going leaves every other tile touching two (as every tile laid in a game does) and the World
+    in one piece, flagged uncertain (the reading's `dropped`). Returns the World's cells left;
+    changes `reading`."""
     world = set(world)
     touching = lambda c: sum(n in world for n in neighbours(c))
     while len(world) > TOTAL_TILES:
-        can_go = [c for c in world if all(touching(n) > 2 for n in neighbours(c) if n in world)]
+        can_go = [c for c in world if all(touching(n) > 2 for n in neighbours(c) if n in world)
+                  and len(components(world - {c})) == 1]
         if not can_go:
             break
         cell = min(can_go, key=lambda c: reading.cells[c].confidence)

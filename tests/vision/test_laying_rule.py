@@ -99,6 +99,19 @@ def test_a_world_of_more_tiles_than_a_set_loses_the_least_sure_that_can_go():
     assert reading.tiles == {c: "white" for c in world - {(5, -3)}}
 
 
+def test_a_tile_whose_going_would_split_the_world_stays():
+    """The World is one piece (every tile is laid beside others): two hexagons of 19 tiles joined by
+    a bridge of two lose a tile at an edge, not the less sure bridge tile whose going leaves its
+    neighbours touching two but the World in two (dev render s016 of seed 54 lost four tiles so)."""
+    hexagon = lambda cq: {(cq + q, r) for q in range(-2, 3) for r in range(-2, 3) if abs(q + r) <= 2}
+    world = hexagon(0) | hexagon(6) | {(3, 0), (3, 1)}
+    assert len(world) == TOTAL_TILES + 1
+    chance = {**{c: 0.99 for c in world}, (3, 0): 0.5, (8, 0): 0.6}
+    reading = TileReading(cells={c: CellRead(c, "black", p, (0.0, 0.0, 1.0), 1.0) for c, p in chance.items()})
+    assert keep_tiles_to_the_set(reading, world) == world - {(8, 0)}
+    assert reading.dropped == [(8, 0)]
+
+
 def test_a_world_a_set_can_hold_keeps_every_tile():
     world = {(q, r) for q in range(-3, 4) for r in range(-3, 4) if abs(q + r) <= 3}
     reading = TileReading(cells={c: CellRead(c, "black", 0.6, (0.0, 0.0, 1.0), 1.0) for c in world})
