@@ -357,9 +357,13 @@ def keep_tiles_to_the_set(reading: TileReading, world: set) -> set:
     """While the `world` (its tile cells) holds more tiles than a set has (TOTAL_TILES), read as no
     tile the least sure of them (a cloth's light check, a spare tile beside the World) whose
     going leaves every other tile touching two (as every tile laid in a game does) and the World
-    in one piece, flagged uncertain (the reading's `dropped`). Returns the World's cells left;
-    changes `reading`."""
+    in one piece, flagged uncertain (the reading's `dropped`). A World read in pieces is left as
+    read, flagged by the sanity check: on a cloth read as the World, dropping lost more right
+    cells than it mended (BENCHMARKS.md, session 45). Returns the World's cells left; changes
+    `reading`."""
     world = set(world)
+    if len(components(world)) > 1:
+        return world
     touching = lambda c: sum(n in world for n in neighbours(c))
     while len(world) > TOTAL_TILES:
         can_go = [c for c in world if all(touching(n) > 2 for n in neighbours(c) if n in world)

@@ -112,6 +112,18 @@ def test_a_tile_whose_going_would_split_the_world_stays():
     assert reading.dropped == [(8, 0)]
 
 
+def test_a_world_read_in_two_pieces_is_left_as_read():
+    """A group of three kept beside the World (one empty cell away, flagged as disconnected) means the
+    reading is wrong somewhere else too: nothing is dropped (seed-70 s084, a cloth read as the World,
+    lost 12 more right cells when its pieces were thinned)."""
+    world = {(q, r) for q in range(-3, 4) for r in range(-3, 4) if abs(q + r) <= 3} | {(4, -3), (4, -2)}
+    world |= {(6, -3), (7, -3), (6, -2)}
+    assert len(world) == TOTAL_TILES + 3
+    chance = {**{c: 0.99 for c in world}, (4, -3): 0.6, (4, -2): 0.5, (0, 0): 0.4}
+    reading = TileReading(cells={c: CellRead(c, "white", p, (0.0, 1.0, 0.0), 1.0) for c, p in chance.items()})
+    assert keep_tiles_to_the_set(reading, world) == world and not reading.dropped
+
+
 def test_a_world_a_set_can_hold_keeps_every_tile():
     world = {(q, r) for q in range(-3, 4) for r in range(-3, 4) if abs(q + r) <= 3}
     reading = TileReading(cells={c: CellRead(c, "black", 0.6, (0.0, 0.0, 1.0), 1.0) for c in world})
