@@ -51,8 +51,7 @@ def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
     image, colours, geo, first, edges = located.image, located.colours, located.geometry, located.first, located.edges
     lap("world_s")
     cells, outline = located.cells, located.outline
-    stack_cells = set(first.tiles) | ring(first.tiles)
-    stacks = read_stacks(colours, geo, profile, sorted(stack_cells), first.tiles, edges)
+    stacks = read_stacks(colours, geo, profile, sorted(set(first.tiles) | ring(first.tiles)), first.tiles, edges)
     for looks in range(1, 3):
         tiles = classify_tiles(colours, geo, cells, outline, stacks.hidden, first, set(stacks.stacks))
         world, ignored = _world_cells(tiles.tiles)
@@ -66,15 +65,12 @@ def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
         outline = outline_support(edges, geo, cells)
         first = read_tiles(colours, geo, cells, outline)
         stacks = read_stacks(colours, geo, profile, sorted(relevant), tiles.tiles, edges, stacks)
-        stack_cells = relevant
     world = keep_tiles_to_the_set(tiles, world)
     relevant = world | ring(world)
-    # read again: beside tiles the first read missed, without stacks outside (their discs would
-    # count against the set's in keep_to_the_set), or on a cell read again to complete the diamond,
-    # so that every tile touches two or to keep to a set's tiles
-    if relevant - stack_cells or set(stacks.stacks) - relevant or \
-            set(stacks.stacks) & {*tiles.added, *tiles.laid, *tiles.dropped}:
-        stacks = read_stacks(colours, geo, profile, sorted(relevant), tiles.tiles, edges, stacks)
+    # read again, the chances kept: on the World's final cells, and with the tile colours that
+    # classify_tiles learnt from the World's tiles (a top read with the first colours can be wrong
+    # all over the photo: dev cloth 69 s269, five red tops read black in dim light)
+    stacks = read_stacks(colours, geo, profile, sorted(relevant), tiles.tiles, edges, stacks)
     lap("cells_s")
     tiles.cells = {c: rd for c, rd in tiles.cells.items() if c in relevant}
     origin = _origin(tiles.tiles)

@@ -1,3 +1,7 @@
+import json
+from collections import Counter
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -102,3 +106,14 @@ def test_a_black_tile_under_a_lamps_glare_reads_black():
     img.reshape(-1, 3)[(radius < 0.42) & dark_tile] = (150, 150, 150)
     reading = vision.analyze_photo(img, profile="black-white")
     assert compare(reading, scene, cam)["cell_errors"] == 0
+
+
+def test_tops_are_read_with_the_colours_the_worlds_tiles_give():
+    # dim window light on a green checked cloth, from nearly straight above (dev cloth render s269 of
+    # seed 69, tests/data/photos): the colours learnt before the tiles are known do not tell the dark
+    # red discs from black ones; those the World's tiles give do, and every top is read with them
+    photo = Path(__file__).resolve().parents[1] / "data" / "photos" / "dim-red-tops-s269.jpg"
+    truth = json.loads(photo.with_suffix(".json").read_text())
+    reading = vision.analyze_photo(str(photo))
+    assert Counter(s.top for s in reading.stacks.stacks.values()) == \
+        Counter(s["discs"][-1] for s in truth["position"]["stacks"]) == Counter(white=5, black=2)
