@@ -102,7 +102,8 @@ class PhotoReading:
         """Exactly what `python -m vision analyze` prints (FORMATS.md, exxit-position/1 + image)."""
         obj = self.position_json()
         obj["confidence"] = round(self.confidence, 3)
-        cells = sorted({self._public(c) for c in self.tiles.tiles} | set(self.stack_discs))
+        named = {tuple(c) for w in self.warnings for c in w["cells"]}     # e.g. a tile set aside
+        cells = sorted({self._public(c) for c in self.tiles.tiles} | set(self.stack_discs) | named)
         w, h = self.image_size
         obj["image"] = {
             "width": w, "height": h,

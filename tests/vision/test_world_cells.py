@@ -2,6 +2,11 @@
 each colour (every World does); groups away from it, or too small to be laid as a World's tiles are,
 are ignored (the supply, spare tiles, or a cloth's light checks read as tiles: BENCHMARKS.md,
 sessions 42 and 45)."""
+import numpy as np
+
+import vision
+from synthetic import Scene, midgame, render
+from vision.hexgrid import cell_to_plane
 from vision.pipeline import _world_cells
 
 DIAMOND = {(0, 0): "white", (1, 0): "white", (0, 1): "black", (1, -1): "black"}
@@ -42,3 +47,20 @@ def test_without_a_whole_diamond_anywhere_the_largest_group_stays():
     small = _shifted({(0, 0): "black", (1, 0): "black"}, 10, 0)
     world, ignored = _world_cells({**one_colour, **small})
     assert world == set(one_colour) and ignored == set(small)
+
+
+def test_a_lone_tile_beside_the_world_is_named_and_located_for_the_page():
+    # whoever reads `vision analyze`'s output can find on the photo the tile it set aside: the
+    # image block gives the pixel of every cell a warning names
+    tiles, stacks = midgame()
+    lone = (5, -2)                                          # an empty cell, (4, -1) or (4, -2), from (3, -1)
+    scene = Scene(tiles={**tiles, lone: "white"}, stacks=stacks, tilt_deg=30)
+    img, cam = render(scene)
+    obj = vision.analyze_photo(img).to_json()
+    ignored = next(w for w in obj["warnings"] if w["code"] == "ignored-tiles")
+    assert len(ignored["cells"]) == 1 and len(obj["tiles"]) == len(tiles)
+    pixels = {(c["q"], c["r"]): (c["x"], c["y"]) for c in obj["image"]["cells"]}
+    assert tuple(ignored["cells"][0]) in pixels
+    pixel = pixels[tuple(ignored["cells"][0])]
+    x, y = np.array(cell_to_plane(lone)) * scene.pitch_mm
+    assert np.hypot(*(np.array(pixel) - cam.project([[x, y, -scene.tile_thick]])[0])) < 10   # tiles ~100 px wide
