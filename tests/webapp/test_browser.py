@@ -314,6 +314,26 @@ def test_a_tile_dropped_away_from_the_world_can_be_put_back(page, live_server, s
     assert page.locator("#diagram polygon.tile-white[data-cell='4,-2']").count() == 1
 
 
+def test_a_tile_set_aside_beside_the_world_is_marked_and_can_be_put_back(page, live_server, server_app):
+    """Of the tiles vision set aside (ignored-tiles), the lone one an empty cell from the World is
+    drawn, marked and put back with a tap; the one further out (the supply) is only named."""
+    record = store_example(server_app, warnings=[
+        {"code": "ignored-tiles", "cells": [[4, -2], [5, -1]],
+         "message": "2 tile(s) apart from the World ignored (the supply or spare pieces?)"}])
+    page.goto(f"{live_server}/a/{record}")
+    page.wait_for_selector("body[data-ready='1']")
+    assert "apart from the World ignored" in page.inner_text("#warnings")
+    assert "Unsure: 1 cell" in page.inner_text("#warnings")
+    assert page.locator("#diagram .low-confidence").count() == 1
+    assert page.locator("#overlay .low-confidence").count() == 1      # on the photo too
+    assert page.locator("#diagram polygon[data-cell='5,-1']").count() == 0
+    page.locator("#diagram polygon[data-cell='4,-2']").click()
+    page.locator("#editor [data-tile='black']").click()
+    page.wait_for_selector("body[data-updates='1']")
+    assert page.locator("#diagram polygon.tile-black[data-cell='4,-2']").count() == 1
+    assert page.locator("#diagram .low-confidence").count() == 0
+
+
 def test_an_impossible_reading_is_corrected_on_its_page(page, live_server, server_app):
     """A stack read one disc too tall makes 9 White discs: the page says why the position cannot
     occur, tells what to do, and answers once the stack is lowered."""

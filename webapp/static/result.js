@@ -182,8 +182,14 @@
   const cellsNamed = (codes) => new Set((record.reading.warnings || [])
     .filter((w) => w && codes.includes(w.code))
     .flatMap((w) => (w.cells || []).map((c) => key(c[0], c[1]))));
-  const tileSuspects = cellsNamed(["uncertain-tiles", "world-disconnected", "added-to-the-diamond",
-    "laid-beside-two", "dropped-to-the-set"]);
+  // Of the tiles vision set aside (ignored-tiles), one or two an empty cell from the World may be
+  // a tile the players laid, to put back; a group further out (the supply) is only named.
+  const readTiles = new Set((record.reading.tiles || []).map((t) => key(t.q, t.r)));
+  const besideTheWorld = (k) => neighbours(k).some((n) => readTiles.has(n) || neighbours(n).some((m) => readTiles.has(m)));
+  const tileSuspects = new Set([
+    ...cellsNamed(["uncertain-tiles", "world-disconnected", "added-to-the-diamond", "laid-beside-two",
+      "dropped-to-the-set"]),
+    ...[...cellsNamed(["ignored-tiles"])].filter(besideTheWorld)]);
   const stackSuspects = cellsNamed(["uncertain-stacks", "lowered-to-the-set", "stack-too-tall", "isolated-stack"]);
   const doubtfulCell = (k) => tileSuspects.has(k);
   const UNSURE_BELOW = Number($("result").dataset.unsureBelow);
