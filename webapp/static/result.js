@@ -185,7 +185,8 @@
   // Of the tiles vision set aside (ignored-tiles), one or two an empty cell from the World may be
   // a tile the players laid, to put back; a group further out (the supply) is only named.
   const readTiles = new Set((record.reading.tiles || []).map((t) => key(t.q, t.r)));
-  const besideTheWorld = (k) => neighbours(k).some((n) => readTiles.has(n) || neighbours(n).some((m) => readTiles.has(m)));
+  const besideTheWorld = (k) => neighbours(k).some((n) => readTiles.has(n) ||
+    neighbours(n).some((m) => readTiles.has(m)));
   const tileSuspects = new Set([
     ...cellsNamed(["uncertain-tiles", "world-disconnected", "added-to-the-diamond", "laid-beside-two",
       "dropped-to-the-set"]),
