@@ -21,7 +21,7 @@ class NoWorldFoundError(VisionError):
 
 
 class NoTileReadError(NoWorldFoundError):
-    """A hex lattice was fitted, but no tile reads on it."""
+    """A hex lattice was fitted, but the tiles do not read on it: none does, or the whole table does."""
 
 
 class ProfileError(VisionError):

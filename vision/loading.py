@@ -25,7 +25,7 @@ HEIF_BRANDS = {b"heic", b"heix", b"hevc", b"hevx", b"heim", b"heis", b"mif1", b"
 
 @dataclass
 class LoadedImage:
-    work: np.ndarray             # BGR uint8, long side <= WORK_LONG_SIDE
+    work: np.ndarray             # BGR uint8, long side WORK_LONG_SIDE (or more: with_work_side)
     scale: float                 # work = full * scale
     size: tuple                  # (width, height) of the full image, EXIF orientation applied
     lens: Lens | None = None     # the lens the photo was taken through, for its size: both images undistorted
@@ -109,13 +109,14 @@ def load_image(source, lens: Lens | None = None) -> LoadedImage:
         full = None
         reduced, size = decode_image(data, reduce_to=WORK_LONG_SIDE)
     w, h = size
-    scale = min(1.0, WORK_LONG_SIDE / max(h, w))
+    scale = WORK_LONG_SIDE / max(h, w)
     rh, rw = reduced.shape[:2]
     if scale == 1.0 and (rw, rh) == (w, h):
         work = reduced
-    else:
-        work = cv2.resize(reduced, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_AREA)
-    if scale == 1.0 and full is None and (rw, rh) == (w, h):
+    else:   # a smaller photo (a 640x480 video frame) enlarged: the stages' sizes are the working image's
+        work = cv2.resize(reduced, (round(w * scale), round(h * scale)),
+                          interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_CUBIC)
+    if scale >= 1.0 and full is None and (rw, rh) == (w, h):
         full = reduced
     if lens is not None:
         lens = lens.scaled_to((w, h))

@@ -24,6 +24,8 @@ from .tiles import (CONFIDENT as TILE_CONFIDENT, TileReading, candidate_cells, c
                     outline_support, read_tiles)
 
 NO_TILE_READ = "no EXXIT World found: a hex pattern was fitted but no tile could be read"
+TABLE_READ_AS_TILES = "no EXXIT World found: the table itself reads as tiles"
+FIRST_READ_TILES_MAX = 10 * TOTAL_TILES   # a first read of more is the table read as tiles, not a World
 STEEP_VIEW_DEG = 20              # camera tilt under which a stack's side hardly shows (BENCHMARKS.md, session 19)
 SMALL_PHOTO_SIDE = 1000          # px, a longer side under which fewer Worlds read exactly (BENCHMARKS.md, session 39)
 MIN_DETACHED_GROUP = 3           # tiles a group beside the World needs to be kept as part of it (_world_cells)
@@ -273,11 +275,15 @@ def _first_tile_pass(colours, geo):
 
 
 def _grown_tile_read(colours, geo, edges):
-    """(cells, outline, tiles) of one first read (see _first_tile_pass)."""
+    """(cells, outline, tiles) of one first read (see _first_tile_pass); NoTileReadError when it
+    holds more than FIRST_READ_TILES_MAX tiles (the colour model takes the table for tiles; reading
+    on would cut a stack crop from every one of its thousands of cells)."""
     cells = candidate_cells(colours, geo)
     for attempt in range(3):
         outline = outline_support(edges, geo, cells)
         first = read_tiles(colours, geo, cells, outline)
+        if len(first.tiles) > FIRST_READ_TILES_MAX:
+            raise NoTileReadError(TABLE_READ_AS_TILES)
         wanted = set(first.tiles) | ring(first.tiles) | ring(ring(first.tiles))
         if wanted <= set(cells) or attempt == 2:
             break

@@ -196,9 +196,10 @@ def test_colour_models_of_one_photo_share_its_gradients():
     assert np.array_equal(alone.lightness_gradient(), whole.lightness_gradient())
 
 
-def _checkered_cloth_photo(check_labs, noise=2.5, size=(300, 400), check=12):
+def _checkered_cloth_photo(check_labs, noise=2.5, size=(750, 1000), check=30, radius=55):
     """A dim checkered cloth of two close colours (dev render s132 of seed 44: green and beige
-    checks 10 Lab units apart) with four red and black tiles in its middle."""
+    checks 10 Lab units apart) with the opening diamond's four red and black tiles in its middle, at
+    the working resolution; returns (photo, the tiles' centres as (row, column))."""
     import cv2
     h, w = size
     labs = np.array(check_labs, np.float32)
@@ -206,25 +207,28 @@ def _checkered_cloth_photo(check_labs, noise=2.5, size=(300, 400), check=12):
     lab = labs[((ys // check) + (xs // check)) % 2]
     lab = lab + np.random.default_rng(3).normal(0, noise, lab.shape).astype(np.float32)
     bgr = (np.clip(cv2.cvtColor(lab, cv2.COLOR_Lab2BGR), 0, 1) * 255).astype(np.uint8)
-    for (cx, cy), colour in zip([(170, 130), (230, 130), (200, 165), (200, 95)],
-                                [(34, 36, 168), (34, 36, 168), (32, 32, 34), (32, 32, 34)]):
+    centres = []
+    for (q, r), colour in zip([(0, 0), (1, 0), (0, 1), (1, -1)],
+                              [(34, 36, 168), (34, 36, 168), (32, 32, 34), (32, 32, 34)]):
+        cx, cy = 0.47 * w + radius * np.sqrt(3) * (q + r / 2), h / 2 + 1.5 * radius * r
         angles = np.radians(np.arange(30, 390, 60))
-        hexagon = np.stack([cx + 22 * np.cos(angles), cy + 22 * np.sin(angles)], 1).round().astype(np.int32)
-        cv2.fillPoly(bgr, [hexagon], colour)
-    return bgr
+        hexagon = np.stack([cx + (radius - 1) * np.cos(angles), cy + (radius - 1) * np.sin(angles)], 1)
+        cv2.fillPoly(bgr, [hexagon.round().astype(np.int32)], colour)
+        centres.append((round(cy), round(cx)))
+    return bgr, centres
 
 
 def test_both_colours_of_a_dim_checkered_cloth_are_table_colours():
-    photo = load_image(_checkered_cloth_photo([(38.0, -3.5, 8.4), (47.0, 1.0, 7.3)]))
-    model = find_colours(photo, load_profile("jactalea-red-black"))
+    photo, centres = _checkered_cloth_photo([(38.0, -3.5, 8.4), (47.0, 1.0, 7.3)])
+    model = find_colours(load_image(photo), load_profile("jactalea-red-black"))
     assert len(model.tables) == 2
     assert model.world_mask.mean() / 255 < 0.1                     # the four tiles, not the cloth
-    assert model.world_mask[130, 170] and model.world_mask[165, 200]
+    assert all(model.world_mask[y, x] for y, x in centres)
 
 
 def test_one_colour_of_a_plain_cloth_stays_one_table_colour():
-    photo = load_image(_checkered_cloth_photo([(42.0, -1.0, 8.0), (42.0, -1.0, 8.0)], noise=4.0))
-    model = find_colours(photo, load_profile("jactalea-red-black"))
+    photo, _ = _checkered_cloth_photo([(42.0, -1.0, 8.0), (42.0, -1.0, 8.0)], noise=4.0)
+    model = find_colours(load_image(photo), load_profile("jactalea-red-black"))
     assert len(model.tables) == 1
 
 

@@ -311,6 +311,37 @@ def test_a_small_photo_is_read_and_the_reader_says_a_larger_one_reads_better():
     assert len(advice) == 1 and "640x480" in advice[0] and "1000 pixels" in advice[0]
 
 
+def test_a_video_frame_is_enlarged_to_the_working_resolution_and_read_right():
+    """A 640x480 frame is read at the working resolution, as the renders are (BENCHMARKS.md, session
+    46): s049's World, a tile short when the frame was read at its own size, is read exactly."""
+    import cv2
+    name = "s049-midgame-blackwhite-tilt35_60"
+    truth = json.loads((SAMPLES / f"{name}.json").read_text())
+    frame = cv2.resize(cv2.imread(str(SAMPLES / f"{name}.jpg")), (640, 480), interpolation=cv2.INTER_AREA)
+    jpeg = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 92])[1].tobytes()
+    small = vision.analyze_photo(jpeg, truth["meta"]["edition"])
+    geo, f = small.geometry, 640 / cv2.imread(str(SAMPLES / f"{name}.jpg")).shape[1]
+    colour = {(t["q"], t["r"]): t["colour"] for t in truth["position"]["tiles"]}
+    expected = {plane_to_cell(*geo.work_to_plane(np.array([c["pixel"]]) * f * geo.scale)[0]): colour[(c["q"], c["r"])]
+                for c in truth["pixels"]["cells"] if (c["q"], c["r"]) in colour}
+    assert small.tiles.tiles == expected
+
+
+def test_a_first_read_that_takes_the_table_for_tiles_is_not_the_world():
+    """s044 (a dark desk, black and red tiles) as a 640x480 frame at JPEG quality 80: its first
+    colour model takes the desk for tiles, and the first read grew to 12,110 tiles and 44,021 cells,
+    whose stack crops crashed the stack network. Such a read is not a World: the next colour model
+    is tried, and it reads a World of a set's size."""
+    import cv2
+    name = "s044-finished-redblack-tilt35_60"
+    frame = cv2.resize(cv2.imread(str(SAMPLES / f"{name}.jpg")), (640, 480), interpolation=cv2.INTER_AREA)
+    jpeg = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 80])[1].tobytes()
+    located = vision.pipeline.locate_world(vision.loading.load_image(jpeg), vision.load_profile("jactalea-red-black"))
+    assert 30 <= len(located.first.tiles) <= vision.pipeline.FIRST_READ_TILES_MAX
+    reading = vision.analyze_photo(jpeg, "jactalea-red-black")
+    assert len(reading.tiles.tiles) <= 39
+
+
 def test_a_small_world_is_read_finer_with_its_edges_looked_for_only_around_it(monkeypatch):
     """s043's World spans under a third of the photo: it is read at the finer working resolution,
     its straight edges looked for in a box around it that holds every tile, and read right."""
