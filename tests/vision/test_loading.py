@@ -50,6 +50,16 @@ def test_working_resolution_keeps_full(tmp_path):
     assert loaded.scale == pytest.approx(WORK_LONG_SIDE / 4000)
 
 
+def test_a_small_photo_is_enlarged_to_the_working_resolution(tmp_path):
+    small = np.full((480, 640, 3), 128, np.uint8)
+    path = tmp_path / "frame.png"
+    cv2.imwrite(str(path), small)
+    loaded = load_image(path)
+    assert loaded.full.shape[:2] == (480, 640) and loaded.size == (640, 480)
+    assert loaded.work.shape[:2] == (750, WORK_LONG_SIDE)
+    assert loaded.scale == pytest.approx(WORK_LONG_SIDE / 640)
+
+
 @pytest.mark.parametrize("data,needle", [
     (b"", "empty"),
     (b"not an image at all", "not an image"),
