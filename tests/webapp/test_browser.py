@@ -315,23 +315,24 @@ def test_a_tile_dropped_away_from_the_world_can_be_put_back(page, live_server, s
 
 
 def test_a_tile_set_aside_beside_the_world_is_marked_and_can_be_put_back(page, live_server, server_app):
-    """Of the tiles vision set aside (ignored-tiles), the lone one an empty cell from the World is
-    drawn, marked and put back with a tap; the one further out (the supply) is only named."""
+    """Of the tiles vision set aside (ignored-tiles), the pair an empty cell from the World (-3,1
+    and -4,1) is drawn, marked and put back with a tap; the tile further out (the supply, -5,-2)
+    is only named."""
     record = store_example(server_app, warnings=[
-        {"code": "ignored-tiles", "cells": [[4, -2], [5, -1]],
-         "message": "2 tile(s) apart from the World ignored (the supply or spare pieces?)"}])
+        {"code": "ignored-tiles", "cells": [[-3, 1], [-4, 1], [-5, -2]],
+         "message": "3 tile(s) apart from the World ignored (the supply or spare pieces?)"}])
     page.goto(f"{live_server}/a/{record}")
     page.wait_for_selector("body[data-ready='1']")
     assert "apart from the World ignored" in page.inner_text("#warnings")
-    assert "Unsure: 1 cell" in page.inner_text("#warnings")
-    assert page.locator("#diagram .low-confidence").count() == 1
-    assert page.locator("#overlay .low-confidence").count() == 1      # on the photo too
-    assert page.locator("#diagram polygon[data-cell='5,-1']").count() == 0
-    page.locator("#diagram polygon[data-cell='4,-2']").click()
+    assert "Unsure: 2 cells" in page.inner_text("#warnings")
+    assert page.locator("#diagram .low-confidence").count() == 2
+    assert page.locator("#overlay .low-confidence").count() == 2      # on the photo too
+    assert page.locator("#diagram polygon[data-cell='-5,-2']").count() == 0
+    page.locator("#diagram polygon[data-cell='-3,1']").click()
     page.locator("#editor [data-tile='black']").click()
     page.wait_for_selector("body[data-updates='1']")
-    assert page.locator("#diagram polygon.tile-black[data-cell='4,-2']").count() == 1
-    assert page.locator("#diagram .low-confidence").count() == 0
+    assert page.locator("#diagram polygon.tile-black[data-cell='-3,1']").count() == 1
+    assert page.locator("#diagram .low-confidence").count() == 1
 
 
 def test_an_impossible_reading_is_corrected_on_its_page(page, live_server, server_app):

@@ -183,14 +183,17 @@
     .filter((w) => w && codes.includes(w.code))
     .flatMap((w) => (w.cells || []).map((c) => key(c[0], c[1]))));
   // Of the tiles vision set aside (ignored-tiles), one or two an empty cell from the World may be
-  // a tile the players laid, to put back; a group further out (the supply) is only named.
+  // tiles the players laid, to put back; a group further out (the supply) is only named.
   const readTiles = new Set((record.reading.tiles || []).map((t) => key(t.q, t.r)));
-  const besideTheWorld = (k) => neighbours(k).some((n) => readTiles.has(n) ||
-    neighbours(n).some((m) => readTiles.has(m)));
+  const setAside = [...cellsNamed(["ignored-tiles"])];
+  const nearTheWorld = setAside.filter((k) => neighbours(k).some((n) => readTiles.has(n) ||
+    neighbours(n).some((m) => readTiles.has(m))));
+  const besideTheWorld = setAside.filter((k) => nearTheWorld.includes(k) ||
+    neighbours(k).some((n) => nearTheWorld.includes(n)));      // the pair's other tile
   const tileSuspects = new Set([
     ...cellsNamed(["uncertain-tiles", "world-disconnected", "added-to-the-diamond", "laid-beside-two",
       "dropped-to-the-set"]),
-    ...[...cellsNamed(["ignored-tiles"])].filter(besideTheWorld)]);
+    ...besideTheWorld]);
   const stackSuspects = cellsNamed(["uncertain-stacks", "lowered-to-the-set", "stack-too-tall", "isolated-stack"]);
   const doubtfulCell = (k) => tileSuspects.has(k);
   const UNSURE_BELOW = Number($("result").dataset.unsureBelow);
