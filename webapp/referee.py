@@ -219,9 +219,11 @@ def _pixels(cells, to_pixel):
 
 
 def photo_overlay(reading, width, height):
-    """Pixel geometry for drawing on the photo: cell centres near the World and stack tops."""
+    """Pixel geometry for drawing on the photo: cell centres near the World and around every cell a
+    warning names (a tile set aside further out, to mark), and stack tops."""
     stacks = set(reading.stack_discs)
-    cells = _cells_near(set(reading.tile_colours) | stacks, OVERLAY_RING)
+    named = {tuple(c) for w in reading.warnings for c in w.get("cells", [])}
+    cells = _cells_near(set(reading.tile_colours) | stacks, OVERLAY_RING) | _cells_near(named, 1)
     return {
         "width": width,
         "height": height,

@@ -134,3 +134,22 @@ def test_photos_are_read_through_the_configured_camera(app, tmp_path):
     upright = cv2.imencode(".jpg", cv2.rotate(cv2.imread(str(path)), cv2.ROTATE_90_CLOCKWISE))[1].tobytes()
     refused = post(app.test_client(), io.BytesIO(upright))
     assert refused.status_code == 422 and "measured on 1600x1200 photos" in refused.json["error"]
+
+
+def test_the_photo_overlay_locates_the_cells_around_a_tile_set_aside():
+    """A pair of tiles vision set aside an empty cell from the World reaches three cells out; the
+    page draws a cell from its neighbours' centres, so those are in the overlay too."""
+    from webapp_examples import EXAMPLE_TILES
+
+    class Reading:
+        tile_colours, stack_discs = EXAMPLE_TILES, {}
+        warnings = [{"code": "ignored-tiles", "cells": [[4, -2], [5, -3]], "message": "2 tile(s) ..."}]
+
+        @staticmethod
+        def cell_to_pixel(cell):
+            return 40.0 * cell[0] + 400, 30.0 * cell[1] + 300
+
+        stack_top_pixel = cell_to_pixel
+
+    cells = referee.photo_overlay(Reading(), 800, 600)["cells"]
+    assert {"5,-3", "6,-4", "6,-3", "5,-4", "4,-3", "4,-2", "5,-2"} <= set(cells)
