@@ -69,6 +69,11 @@ class PhotoReading:
         return {self._public(c): tuple(s.discs) for c, s in self.stacks.stacks.items()}
 
     @property
+    def named_cells(self) -> set:
+        """Every cell a warning names (a tile set aside beside the World, say), as (q, r)."""
+        return {tuple(c) for w in self.warnings for c in w["cells"]}
+
+    @property
     def position(self):
         """The reading as a rules.Position; raises InconsistentReadingError if it cannot occur."""
         try:
@@ -102,8 +107,7 @@ class PhotoReading:
         """Exactly what `python -m vision analyze` prints (FORMATS.md, exxit-position/1 + image)."""
         obj = self.position_json()
         obj["confidence"] = round(self.confidence, 3)
-        named = {tuple(c) for w in self.warnings for c in w["cells"]}     # e.g. a tile set aside
-        cells = sorted({self._public(c) for c in self.tiles.tiles} | set(self.stack_discs) | named)
+        cells = sorted({self._public(c) for c in self.tiles.tiles} | set(self.stack_discs) | self.named_cells)
         w, h = self.image_size
         obj["image"] = {
             "width": w, "height": h,

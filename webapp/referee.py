@@ -222,8 +222,7 @@ def photo_overlay(reading, width, height):
     """Pixel geometry for drawing on the photo: cell centres near the World and around every cell a
     warning names (a tile set aside further out, to mark), and stack tops."""
     stacks = set(reading.stack_discs)
-    named = {tuple(c) for w in reading.warnings for c in w.get("cells", [])}
-    cells = _cells_near(set(reading.tile_colours) | stacks, OVERLAY_RING) | _cells_near(named, 1)
+    cells = _cells_near(set(reading.tile_colours) | stacks, OVERLAY_RING) | _cells_near(reading.named_cells, 1)
     return {
         "width": width,
         "height": height,

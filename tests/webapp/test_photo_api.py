@@ -143,7 +143,7 @@ def test_the_photo_overlay_locates_the_cells_around_a_tile_set_aside():
 
     class Reading:
         tile_colours, stack_discs = EXAMPLE_TILES, {}
-        warnings = [{"code": "ignored-tiles", "cells": [[4, -2], [5, -3]], "message": "2 tile(s) ..."}]
+        named_cells = {(4, -2), (5, -3)}                 # an ignored-tiles warning's
 
         @staticmethod
         def cell_to_pixel(cell):
