@@ -30,8 +30,8 @@ GOOD_INLIERS = 0.6               # a lattice explaining this share of the edges 
 MAX_CELLS = 90                   # 39 tiles, their perimeter and stacks hanging over it
 MIN_INLIERS = 0.45               # below this share no lattice is trusted (exit 3 rather than guess)
 CAMERA_KEEPS = 0.8               # ... nor a camera explaining under this share of the edges its lattice did
-LAST_LOOK = (0.42, 0.7)          # those two when no other look found a World (a World on a checked cloth,
-                                 # whose edges crowd around it: BENCHMARKS.md, session 42)
+LAST_LOOK = (0.40, 0.7)          # those two when no other look found a World (a World on a checked cloth,
+                                 # whose edges crowd around it: BENCHMARKS.md, sessions 42 and 47)
 MAX_RESIDUAL = 0.06             # ... nor one whose edges lie this far off its lines (median, pitch units)
 MIN_EVIDENCE = 6.0              # ... nor one with under this length of edges on its lines (pitch units:
                                 # about ten tile sides; one hexagon leaves the perspective open)

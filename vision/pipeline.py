@@ -148,8 +148,8 @@ def locate_world(image, profile) -> LocatedWorld:
     pool of light at the border may match the light tiles), and then with the World's region
     being what differs from the table around it (a lamp's pool of light inside the photo). The
     tries whose lattice or camera fell short are looked at again with a checked cloth's squares
-    aside (find_world's squares_aside), then a last time trusting fewer edges (its last_look),
-    before giving up. A working image's straight edges (within a box around a small World) and
+    aside (find_world's squares_aside), then a last time, the squares still aside, trusting fewer
+    edges (its last_look), before giving up. A working image's straight edges (within a box around a small World) and
     gradients are found in the background while its colour model is learnt."""
     failure = geometry_failure = None
     short = []                              # (working image, colours, segments) of lattices that fell short
@@ -166,7 +166,7 @@ def locate_world(image, profile) -> LocatedWorld:
                 geometry_failure = geometry_failure or exc
                 if not isinstance(exc, NoTileReadError):
                     short.append((work_image, colours, segments))
-        for look in ({"squares_aside": True}, {"last_look": True}):
+        for look in ({"squares_aside": True}, {"squares_aside": True, "last_look": True}):
             for work_image, colours, segments in short:
                 try:
                     return _located(work_image, colours, segments, profile, **look)
