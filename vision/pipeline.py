@@ -149,8 +149,8 @@ def locate_world(image, profile) -> LocatedWorld:
     being what differs from the table around it (a lamp's pool of light inside the photo). The
     tries whose lattice or camera fell short are looked at again with a checked cloth's squares
     aside (find_world's squares_aside), then a last time, the squares still aside, trusting fewer
-    edges (its last_look), before giving up. A working image's straight edges (within a box around a small World) and
-    gradients are found in the background while its colour model is learnt."""
+    edges (its last_look), before giving up. A working image's straight edges (within a box around
+    a small World) and gradients are found in the background while its colour model is learnt."""
     failure = geometry_failure = None
     short = []                              # (working image, colours, segments) of lattices that fell short
     background = _Background()

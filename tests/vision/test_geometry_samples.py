@@ -139,8 +139,9 @@ def test_a_small_opening_on_a_checked_cloth_is_found_by_the_last_look(monkeypatc
     """The opening diamond and its four discs, small in the frame on a green checked cloth at 43
     degrees (the dev render s063 of cloth seed 69, tests/data/photos): the tiles' sides, the discs'
     rims and a lamp's glare on the tiles give edges of their own, so that even with the squares set
-    aside its lattice explains 0.42 of the edges near it, under what every look but the last needs.
-    The last look sets the squares aside too, and finds it."""
+    aside its lattice explains 0.419 of the edges near it, under the 0.45 the other looks need. The
+    last look sets the squares aside too and trusts a lattice explaining 0.40: it finds the World,
+    and reads its four tiles and four stacks; with the squares counted, no look finds it."""
     photo = Path(__file__).resolve().parents[1] / "data" / "photos" / "small-opening-checked-cloth-s063.jpg"
     truth = json.loads(photo.with_suffix(".json").read_text())
     image, profile = load_image(str(photo)), load_profile(truth["profile"]["name"])
