@@ -22,17 +22,27 @@ NAMES = sorted(p.stem for p in SAMPLES.glob("*.json") if p.with_suffix(".jpg").e
                and json.loads(p.read_text()).get("format") == "exxit-sample/1")[:12]
 
 
-def _our_cell(reading, truth_cell: dict) -> tuple:
-    """The reading's lattice cell under a cell of the truth's `pixels` (its pixel in the photo)."""
+def _our_cell(reading, truth_cell: dict, resized: float = 1.0) -> tuple:
+    """The reading's lattice cell under a cell of the truth's `pixels` (its pixel in the render,
+    times `resized` in the photo read)."""
     geo = reading.geometry
-    return plane_to_cell(*geo.work_to_plane(np.array([truth_cell["pixel"]]) * geo.scale)[0])
+    return plane_to_cell(*geo.work_to_plane(np.array([truth_cell["pixel"]]) * resized * geo.scale)[0])
 
 
-def _true_tiles(truth: dict, reading) -> dict:
-    """The truth's tiles on the reading's lattice."""
+def _true_tiles(truth: dict, reading, resized: float = 1.0) -> dict:
+    """The truth's tiles on the reading's lattice (of the render resized by `resized`)."""
     colour = {(t["q"], t["r"]): t["colour"] for t in truth["position"]["tiles"]}
-    return {_our_cell(reading, c): colour[(c["q"], c["r"])] for c in truth["pixels"]["cells"]
+    return {_our_cell(reading, c, resized): colour[(c["q"], c["r"])] for c in truth["pixels"]["cells"]
             if (c["q"], c["r"]) in colour}
+
+
+def _video_frame(name: str, jpeg_quality: int | None = None):
+    """The sample `name` as a 640x480 frame: BGR, or its JPEG bytes at `jpeg_quality`."""
+    import cv2
+    frame = cv2.resize(cv2.imread(str(SAMPLES / f"{name}.jpg")), (640, 480), interpolation=cv2.INTER_AREA)
+    if jpeg_quality is None:
+        return frame
+    return cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, jpeg_quality])[1].tobytes()
 
 
 def _read(name: str) -> tuple:
@@ -299,12 +309,10 @@ def test_a_photo_from_straight_above_with_doubtful_heights_advises_a_lower_view(
 def test_a_small_photo_is_read_and_the_reader_says_a_larger_one_reads_better():
     """A 640x480 frame (a webcam's, a video's) still gets its reading, with the advice to take a
     photo of at least 1000 px; the 1600x1200 render does not get it."""
-    import cv2
     name = "s003-midgame-redblack-tilt35_60"
     truth, reading = _read(name)
     assert "small-photo" not in _warned(reading)
-    frame = cv2.resize(cv2.imread(str(SAMPLES / f"{name}.jpg")), (640, 480), interpolation=cv2.INTER_AREA)
-    small = vision.analyze_photo(frame, truth["meta"]["edition"])
+    small = vision.analyze_photo(_video_frame(name), truth["meta"]["edition"])
     assert sorted(small.tile_colours.values()) == sorted(reading.tile_colours.values())
     assert len(small.stack_discs) == len(reading.stack_discs)
     advice = [w["message"] for w in small.warnings if w["code"] == "small-photo"]
@@ -314,17 +322,10 @@ def test_a_small_photo_is_read_and_the_reader_says_a_larger_one_reads_better():
 def test_a_video_frame_is_enlarged_to_the_working_resolution_and_read_right():
     """A 640x480 frame is read at the working resolution, as the renders are (BENCHMARKS.md, session
     46): s049's World, a tile short when the frame was read at its own size, is read exactly."""
-    import cv2
     name = "s049-midgame-blackwhite-tilt35_60"
     truth = json.loads((SAMPLES / f"{name}.json").read_text())
-    frame = cv2.resize(cv2.imread(str(SAMPLES / f"{name}.jpg")), (640, 480), interpolation=cv2.INTER_AREA)
-    jpeg = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 92])[1].tobytes()
-    small = vision.analyze_photo(jpeg, truth["meta"]["edition"])
-    geo, f = small.geometry, 640 / cv2.imread(str(SAMPLES / f"{name}.jpg")).shape[1]
-    colour = {(t["q"], t["r"]): t["colour"] for t in truth["position"]["tiles"]}
-    expected = {plane_to_cell(*geo.work_to_plane(np.array([c["pixel"]]) * f * geo.scale)[0]): colour[(c["q"], c["r"])]
-                for c in truth["pixels"]["cells"] if (c["q"], c["r"]) in colour}
-    assert small.tiles.tiles == expected
+    small = vision.analyze_photo(_video_frame(name, jpeg_quality=92), truth["meta"]["edition"])
+    assert small.tiles.tiles == _true_tiles(truth, small, 640 / truth["camera"]["image_size"][0])
 
 
 def test_a_first_read_that_takes_the_table_for_tiles_is_not_the_world():
@@ -332,10 +333,7 @@ def test_a_first_read_that_takes_the_table_for_tiles_is_not_the_world():
     colour model takes the desk for tiles, and the first read grew to 12,110 tiles and 44,021 cells,
     whose stack crops crashed the stack network. Such a read is not a World: the next colour model
     is tried, and it reads a World of a set's size."""
-    import cv2
-    name = "s044-finished-redblack-tilt35_60"
-    frame = cv2.resize(cv2.imread(str(SAMPLES / f"{name}.jpg")), (640, 480), interpolation=cv2.INTER_AREA)
-    jpeg = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 80])[1].tobytes()
+    jpeg = _video_frame("s044-finished-redblack-tilt35_60", jpeg_quality=80)
     located = vision.pipeline.locate_world(vision.loading.load_image(jpeg), vision.load_profile("jactalea-red-black"))
     assert 30 <= len(located.first.tiles) <= vision.pipeline.FIRST_READ_TILES_MAX
     reading = vision.analyze_photo(jpeg, "jactalea-red-black")
