@@ -58,6 +58,11 @@ class ColourModel:
         """(white, black): which of two Lab colours plays which role (see assign_roles)."""
         return assign_roles(a, b, self.hints, self.white_is_lighter)
 
+    def tells_apart(self, a: np.ndarray, b: np.ndarray) -> bool:
+        """Whether two Lab colours are surely of the two roles, by the profile's colour hints
+        (hints_tell_apart)."""
+        return hints_tell_apart(a, b, self.hints)
+
     def reset_cache(self):
         self._labels = None
 
@@ -295,18 +300,28 @@ def hint_labs(profile: SetProfile) -> dict:
     return out if len(out) == 2 else {}
 
 
+def _chroma(lab: np.ndarray) -> float:
+    return float(np.hypot(lab[1], lab[2]))
+
+
+def hints_tell_apart(a: np.ndarray, b: np.ndarray, hints: dict) -> bool:
+    """Whether the colour hints tell the roles of two Lab colours by their chroma: the hints' chromas
+    differ (red against black or silver), and so do the two colours'."""
+    return bool(hints) and abs(_chroma(a) - _chroma(b)) > 10 and \
+        abs(_chroma(hints["white"]) - _chroma(hints["black"])) > 15
+
+
 def assign_roles(a: np.ndarray, b: np.ndarray, hints: dict, white_is_lighter: bool) -> tuple:
-    """(white, black) of two Lab colours. With colour hints whose chromas differ (red against black
-    or silver), the colour nearer in chroma to each hint takes its role: lightness misleads under
-    reflections (silver looks dark) and dim light. Otherwise the lighter one is White unless the
-    profile says the darker colour plays White."""
-    chroma = lambda c: float(np.hypot(c[1], c[2]))
-    if hints and abs(chroma(a) - chroma(b)) > 10:     # the photo's two colours differ in chroma too
+    """(white, black) of two Lab colours. Where the colour hints tell them apart (hints_tell_apart),
+    the colour nearer in chroma to each hint takes its role: lightness misleads under reflections
+    (silver looks dark) and dim light. Otherwise the lighter one is White unless the profile says
+    the darker colour plays White."""
+    if hints_tell_apart(a, b, hints):
         hw, hb = hints["white"], hints["black"]
-        if abs(chroma(hw) - chroma(hb)) > 15:
-            def cost(x, y):
-                return np.linalg.norm(x[1:] - hw[1:]) + np.linalg.norm(y[1:] - hb[1:])
-            return (a, b) if cost(a, b) <= cost(b, a) else (b, a)
+
+        def cost(x, y):
+            return np.linalg.norm(x[1:] - hw[1:]) + np.linalg.norm(y[1:] - hb[1:])
+        return (a, b) if cost(a, b) <= cost(b, a) else (b, a)
     lighter, darker = (a, b) if a[0] >= b[0] else (b, a)
     return (lighter, darker) if white_is_lighter else (darker, lighter)
 

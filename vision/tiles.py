@@ -513,13 +513,16 @@ def _diamond_completion(colours: ColourModel, cells: list, p_tile: np.ndarray, m
 
 def _tile_roles(colours: ColourModel, medians: np.ndarray, is_tile: np.ndarray, relearn=True) -> dict:
     """{index: (role, confidence)} for the tile cells, from two clusters of their colours (which
-    replace the photo's tile colours in `colours` when `relearn`)."""
+    replace the photo's tile colours in `colours` when `relearn`). Two clusters need three tiles,
+    or two whose colours the profile's hints tell apart: the first colour model may have missed
+    one colour altogether (dev 54 s111: silver tiles as grey as a cloth's checks, in the evening,
+    and the first model's two colours both red), and with it only two tiles of an opening are read."""
     idx = np.flatnonzero(is_tile)
     if len(idx) == 0:
         return {}
     data = medians[idx] * LAB_WEIGHTS
     white, black = colours.tiles["white"].mean, colours.tiles["black"].mean
-    if relearn and len(idx) >= 3:
+    if relearn and (len(idx) >= 3 or (len(idx) == 2 and colours.tells_apart(*medians[idx]))):
         crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.2)
         cv2.setRNGSeed(1)  # kmeans++ draws from OpenCV's global generator: keep results reproducible
         _, lbl, centres = cv2.kmeans(data.astype(np.float32), 2, None, crit, 3, cv2.KMEANS_PP_CENTERS)

@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import rules
 import vision
 from synthetic import COLOURS, Scene, compare, render
 from vision.hexgrid import cell_to_plane
@@ -117,3 +118,18 @@ def test_tops_are_read_with_the_colours_the_worlds_tiles_give():
     reading = vision.analyze_photo(str(photo))
     assert Counter(s.top for s in reading.stacks.stacks.values()) == \
         Counter(s["discs"][-1] for s in truth["position"]["stacks"]) == Counter(white=5, black=2)
+
+
+def test_two_tiles_the_hints_tell_apart_teach_the_tile_colours():
+    # an opening on a grey and beige checked cloth in the evening (dev render s111 of seed 54,
+    # tests/data/photos): the silver tiles are as grey as the cloth's checks, so the first colour
+    # model's two colours are both the red tiles'; the tile network reads two tiles, one of each,
+    # whose colours the silver-red profile's hints tell apart, and the opening diamond is completed
+    # with those colours: White's two tiles touch, Black's two do not
+    photo = Path(__file__).resolve().parents[1] / "data" / "photos" / "evening-silver-opening-s111.jpg"
+    reading = vision.analyze_photo(str(photo), profile="silver-red")
+    tiles = {(t["q"], t["r"]): t["colour"] for t in reading.to_json()["tiles"]}
+    white = [c for c, colour in tiles.items() if colour == "white"]
+    black = [c for c, colour in tiles.items() if colour == "black"]
+    assert len(white) == len(black) == 2
+    assert white[1] in rules.neighbours(white[0]) and black[1] not in rules.neighbours(black[0])
