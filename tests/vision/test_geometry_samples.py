@@ -19,6 +19,7 @@ from vision.profile import load_profile
 from vision.tiles import candidate_cells
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
+PHOTOS = Path(__file__).resolve().parents[1] / "data" / "photos"   # dev renders that once read wrong
 NAMES = sorted(p.stem for p in SAMPLES.glob("*.json") if p.with_suffix(".jpg").exists()
                and json.loads(p.read_text()).get("format") == "exxit-sample/1")
 
@@ -124,7 +125,7 @@ def test_a_world_on_a_fine_checked_cloth_is_found_with_the_squares_aside(monkeyp
     render s2148, tests/data/photos): the squares' edges around the World outnumber the tiles', so
     no lattice explains enough of the edges until the look that sets aside the edges of the
     square grid the table shows away from the World."""
-    photo = Path(__file__).resolve().parents[1] / "data" / "photos" / "checked-cloth-s2148.jpg"
+    photo = PHOTOS / "checked-cloth-s2148.jpg"
     truth = json.loads(photo.with_suffix(".json").read_text())
     image, profile = load_image(str(photo)), load_profile(truth["profile"]["name"])
     located = locate_world(image, profile)
@@ -142,7 +143,7 @@ def test_a_small_opening_on_a_checked_cloth_is_found_by_the_last_look(monkeypatc
     aside its lattice explains 0.419 of the edges near it, under the 0.45 the other looks need. The
     last look sets the squares aside too and trusts a lattice explaining 0.40: it finds the World,
     and reads its four tiles and four stacks; with the squares counted, no look finds it."""
-    photo = Path(__file__).resolve().parents[1] / "data" / "photos" / "small-opening-checked-cloth-s063.jpg"
+    photo = PHOTOS / "small-opening-checked-cloth-s063.jpg"
     truth = json.loads(photo.with_suffix(".json").read_text())
     image, profile = load_image(str(photo)), load_profile(truth["profile"]["name"])
     reading = analyze_photo(str(photo), profile)

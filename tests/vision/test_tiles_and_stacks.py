@@ -10,6 +10,8 @@ import vision
 from synthetic import COLOURS, Scene, compare, render
 from vision.hexgrid import cell_to_plane
 
+PHOTOS = Path(__file__).resolve().parents[1] / "data" / "photos"   # dev renders that once read wrong
+
 RING = {(1, 0): "white", (0, 1): "black", (-1, 1): "white", (-1, 0): "black", (0, -1): "white",
         (1, -1): "black", (2, -1): "white", (2, 0): "black"}
 
@@ -113,7 +115,7 @@ def test_tops_are_read_with_the_colours_the_worlds_tiles_give():
     # dim window light on a green checked cloth, from nearly straight above (dev cloth render s269 of
     # seed 69, tests/data/photos): the colours learnt before the tiles are known do not tell the dark
     # red discs from black ones; those the World's tiles give do, and every top is read with them
-    photo = Path(__file__).resolve().parents[1] / "data" / "photos" / "dim-red-tops-s269.jpg"
+    photo = PHOTOS / "dim-red-tops-s269.jpg"
     truth = json.loads(photo.with_suffix(".json").read_text())
     reading = vision.analyze_photo(str(photo))
     assert Counter(s.top for s in reading.stacks.stacks.values()) == \
@@ -126,7 +128,7 @@ def test_two_tiles_the_hints_tell_apart_teach_the_tile_colours():
     # model's two colours are both the red tiles'; the tile network reads two tiles, one of each,
     # whose colours the silver-red profile's hints tell apart, and the opening diamond is completed
     # with those colours: White's two tiles touch, Black's two do not
-    photo = Path(__file__).resolve().parents[1] / "data" / "photos" / "evening-silver-opening-s111.jpg"
+    photo = PHOTOS / "evening-silver-opening-s111.jpg"
     reading = vision.analyze_photo(str(photo), profile="silver-red")
     tiles = {(t["q"], t["r"]): t["colour"] for t in reading.to_json()["tiles"]}
     white = [c for c, colour in tiles.items() if colour == "white"]
