@@ -42,7 +42,7 @@ MEASURING_SETS = ("sample_images", "renders/holdout-seed7", "renders/train-seed3
                   "renders/fresh-seed61", "renders/fresh-seed62", "renders/fresh-seed63",
                   "renders/fresh-seed64", "renders/dev-cloth-seed65", "renders/dev-cloth-seed66",
                   "renders/fresh-seed67", "renders/fresh-cloth-seed68",
-                  "renders/dev-cloth-seed69")
+                  "renders/dev-cloth-seed69", "renders/fresh-seed72", "renders/fresh-cloth-seed73")
 SIZES_READ_WITH = ("rendered", "edition")
 TILT_BANDS = (("all", 0, 90), ("tilt 0-15", 0, 15), ("tilt 15-35", 15, 35), ("tilt 35-60", 35, 90))
 
