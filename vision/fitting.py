@@ -80,7 +80,8 @@ def _unread_side_colours(stacks: list, colour: str, on_table: int, changed: dict
     tops = sum(s["discs"][-1] == colour for s in stacks)
     if tops > on_table:
         raise FitError(f"{tops} stacks have a {colour} top, but with {DISCS_PER_COLOUR - on_table} {colour} "
-                       f"discs in reserve {_discs(on_table)} on the table: check the reserves or the stacks' colours")
+                       f"discs in reserve {_discs(on_table)} on the table: check the reserves or the stacks' colours"
+                       + _least_sure_tops(stacks, colour, tops - on_table))
     for k in sorted(range(len(stacks)), key=lambda k: stacks[k].get("confidence", 1.0)):
         discs = stacks[k]["discs"]
         for d in range(len(discs) - 1):
@@ -91,6 +92,17 @@ def _unread_side_colours(stacks: list, colour: str, on_table: int, changed: dict
                                                                    "read": len(discs), "height": len(discs)}))
                 change["unread"] = change.get("unread", 0) + 1
     return out
+
+
+def _least_sure_tops(stacks: list, colour: str, n: int) -> str:
+    """Where to look first: the ``n`` stacks with a ``colour`` top read least surely (``top_confidence``,
+    else ``confidence``: the page sends no top's own); stacks corrected by hand carry neither."""
+    sure = lambda s: s.get("top_confidence", s.get("confidence"))
+    doubtful = sorted((sure(s), s["q"], s["r"]) for s in stacks
+                      if s["discs"][-1] == colour and isinstance(sure(s), (int, float)) and sure(s) < 1)
+    if not doubtful:
+        return ""
+    return " (the least sure of them: " + "; ".join(f"{q},{r}" for _, q, r in doubtful[:n]) + ")"
 
 
 def _discs(n: int) -> str:

@@ -72,6 +72,25 @@ def test_reserves_the_stacks_cannot_meet_are_refused_with_why():
         fit_heights(read, {"white": 7, "black": 7})
 
 
+def test_too_many_tops_of_a_colour_name_the_least_sure_of_them():
+    read = reading(stack(0, 0, ["white"], [0.9, 0.1]), stack(1, 0, ["white"], [0.9, 0.1]),
+                   stack(2, 0, ["white"], [0.9, 0.1]), stack(3, 0, ["black"], [0.9, 0.1]))
+    read["stacks"][0]["top_confidence"], read["stacks"][1]["top_confidence"] = 0.99, 0.3
+    read["stacks"][2]["top_confidence"] = 0.6
+    with pytest.raises(FitError, match=r"the stacks' colours \(the least sure of them: 1,0\)$"):
+        fit_heights(read, {"white": 6, "black": 6})                   # 2 white on the table, 3 white tops
+    with pytest.raises(FitError, match=r"\(the least sure of them: 1,0; 2,0\)$"):
+        fit_heights(read, {"white": 7, "black": 5})                   # 1 white on the table
+
+
+def test_too_many_tops_corrected_by_hand_name_no_stack():
+    read = reading(stack(0, 0, ["white"]), stack(1, 0, ["white"]))
+    for s in read["stacks"]:
+        del s["confidence"]                                             # as the page sends corrected stacks
+    with pytest.raises(FitError, match=r"the stacks' colours$"):
+        fit_heights(read, {"white": 7, "black": 7})
+
+
 def test_side_colours_read_beyond_the_reserves_are_left_unread_in_the_least_sure_stack():
     read = reading(stack(0, 0, ["white", "black"], [0.1, 0.9], confidence=0.9),
                    stack(1, 0, ["white", "white", "black"], [0.05, 0.15, 0.8], confidence=0.6))
