@@ -66,6 +66,24 @@ def test_crowded_is_a_training_want_only():
     assert "crowded" not in plan.WANTS and "crowded" in plan.EXTRA_WANTS
 
 
+def test_a_plan_asked_for_black_on_black_games_is_richer_in_them_than_the_default_cycle():
+    pick = lambda specs: [s["position"] for s in specs
+                          if s["source"] == "random-game" and s["phase"] in ("midgame", "finished")]
+    asked = pick(plan.make_plan(24, seed=5, wants=["black-on-black"]))
+    default = pick(plan.make_plan(24, seed=5))
+    assert len(asked) >= 4
+    assert sum(positions.black_on_black(p) >= positions.BLACK_ON_BLACK for p in asked) > len(asked) / 2
+    assert sum(map(positions.black_on_black, asked)) > sum(map(positions.black_on_black, default))
+    assert "black-on-black" not in plan.WANTS and "black-on-black" in plan.EXTRA_WANTS
+
+
+def test_black_on_black_counts_black_tops_on_black_tiles_only():
+    pos = positions.position({(0, 0): "white", (1, 0): "white", (0, 1): "black", (1, -1): "black"},
+                             {(0, 1): ["white", "black"], (1, -1): ["black", "white"], (0, 0): ["black"],
+                              (2, -1): ["black"]})
+    assert positions.black_on_black(pos) == 1                  # (0, 1) only; (2, -1) is off the World
+
+
 def test_a_plan_is_written_into_a_folder_that_does_not_exist_yet(tmp_path):
     out = tmp_path / "renders" / "holdout-seed99" / "plan.json"
     plan.main(["--count", "30", "--seed", "99", "--games-only", "--out", str(out)])

@@ -57,7 +57,8 @@ def game_position(rng, phase, want):
 
 
 WANTS = ["tall-stack", "mixed-stack", "perimeter-stack", "hole", None]
-EXTRA_WANTS = ["restacked", "crowded"]     # not in the default cycle: training photos only (positions.restacked)
+EXTRA_WANTS = ["restacked", "crowded", "black-on-black"]   # not in the default cycle: training photos only
+                                                          # (positions.restacked, positions.black_on_black)
 
 
 def make_plan(count, seed, hand_only=False, wants=WANTS):
