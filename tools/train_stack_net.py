@@ -61,9 +61,10 @@ def photo_crops(photo: Path, truth: dict, variant: str, sizes: str) -> dict | No
 
 
 def network_inputs(photos: list) -> np.ndarray:
-    """(N, C, H, W) network inputs of every photo's crops, made a photo at a time and each photo's
-    crops dropped once made: all at once, 77,000 crops (seeds 41-46) did not fit in 23 GB."""
-    x = np.empty((sum(len(p["crops"]) for _, p in photos), 6, CROP_H, CROP_W), np.float32)
+    """(N, C, H, W) network inputs of every photo's crops, kept at half precision (a batch is trained
+    at full precision: augmented), made a photo at a time and each photo's crops dropped once made:
+    all at once in single precision, 77,000 crops (seeds 41-46) did not fit in 23 GB."""
+    x = np.empty((sum(len(p["crops"]) for _, p in photos), 6, CROP_H, CROP_W), np.float16)
     k = 0
     for _, p in photos:
         x[k:k + len(p["crops"])] = network_input(p["crops"]).transpose(0, 3, 1, 2)
@@ -73,8 +74,9 @@ def network_inputs(photos: list) -> np.ndarray:
 
 
 def augmented(x: np.ndarray, scalars: np.ndarray, rng) -> tuple:
-    """A batch as another photo might show it: mirrored, lit brighter or dimmer, a pixel or two off."""
-    x, scalars = x.copy(), scalars.copy()
+    """A batch as another photo might show it: mirrored, lit brighter or dimmer, a pixel or two off;
+    in single precision, whatever the precision `x` is kept in."""
+    x, scalars = x.astype(np.float32), scalars.copy()
     flip = rng.random(len(x)) < 0.5
     x[flip] = x[flip][..., ::-1]
     scalars[flip, 2] *= -1
