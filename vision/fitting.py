@@ -98,8 +98,8 @@ def _least_sure_tops(stacks: list, colour: str, n: int) -> str:
     """Where to look first: the ``n`` stacks with a ``colour`` top read least surely (``top_confidence``,
     else ``confidence``: the page sends no top's own); stacks corrected by hand carry neither."""
     sure = lambda s: s.get("top_confidence", s.get("confidence"))
-    doubtful = sorted((sure(s), s["q"], s["r"]) for s in stacks
-                      if s["discs"][-1] == colour and isinstance(sure(s), (int, float)) and sure(s) < 1)
+    doubtful = sorted((c, s["q"], s["r"]) for s in stacks
+                      if s["discs"][-1] == colour and isinstance(c := sure(s), (int, float)) and c < 1)
     if not doubtful:
         return ""
     return " (the least sure of them: " + "; ".join(f"{q},{r}" for _, q, r in doubtful[:n]) + ")"
