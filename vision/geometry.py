@@ -24,6 +24,7 @@ from .profile import SetProfile
 
 EDGE_NORMALS = np.array([[1.0, 0.0], [0.5, SQRT3 / 2], [-0.5, SQRT3 / 2]])   # 0°, 60°, 120°
 CAMERA_ITERS = 3
+SMALL_WORLD_CELLS = 14          # cells beside a small World's edges (the opening diamond's: 8-13)
 GROW_ROUNDS = 3                 # rings of cells a lattice is extended by beyond the edges it was fitted on
 CAMERA_ATTEMPTS = 3             # lattice fits, best first, that the camera is posed on
 GOOD_INLIERS = 0.6               # a lattice explaining this share of the edges is accepted at once
@@ -223,7 +224,9 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
     (straight_edges); raise NoWorldFoundError when there is none.
 
     Each candidate colour region (and their union) is fitted; the best few fits are grown over
-    the edges around them and posed, and the one explaining the most edge length is kept. A
+    the edges around them and posed, and the one explaining the most edge length is kept; a small
+    World (every fit's edges beside at most SMALL_WORLD_CELLS cells) on a checked cloth grows over
+    the edges with a tile colour beside them only. A
     lattice and its camera must explain a share of the edges (MIN_INLIERS, CAMERA_KEEPS); with
     `squares_aside` the edges of a checked cloth's squares do not count (_explained_share). The
     `last_look` (when no other look found a World) trusts lattices and cameras that explain fewer
@@ -257,12 +260,15 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
     if explained[ranked[0]] < min_inliers:
         raise NoWorldFoundError("no EXXIT World found: no hex lattice explains the straight edges "
                                 "(too few tile edges, or too much clutter)")
+    small_world = max(len(_cells_on_edges(a, all_segments)) for a in attempts) <= SMALL_WORLD_CELLS
     posed, seen = [], []
     for i in ranked[:CAMERA_ATTEMPTS]:
         attempt, share, table = attempts[i], explained[i], tables[i]
         if share < min_inliers:
             break
-        grown = _grown(attempt, all_segments)
+        rest = all_segments[~attempt[7]]
+        on_checks = _square_grid_direction(_to_plane(attempt[0], rest), _length(rest)) is not None
+        grown = _grown(attempt, all_segments, beside_tiles if small_world and on_checks else None)
         on = np.zeros(len(all_segments), bool)
         on[grown[7]] = grown[1] >= 0
         if any((on & other).sum() > 0.9 * max(on.sum(), other.sum()) for other in seen):
@@ -281,10 +287,21 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
                             "explain them (too few tile edges, or too much clutter)")
 
 
-def _grown(attempt, all_segments: np.ndarray, rounds: int = GROW_ROUNDS):
+def _cells_on_edges(attempt, all_segments: np.ndarray) -> set:
+    """The cells beside the edges an attempt's lattice was fitted on and runs along."""
+    M, used = attempt[0], attempt[7]
+    fam_all, _, _ = _lattice_fit_quality(M, all_segments)
+    mids = (all_segments[:, :2] + all_segments[:, 2:]) / 2
+    return {tuple(c) for c in plane_to_cells(_apply(M, mids[used & (fam_all >= 0)]))}
+
+
+def _grown(attempt, all_segments: np.ndarray, growable: np.ndarray | None = None,
+           rounds: int = GROW_ROUNDS):
     """The attempt with its lattice extended, a ring of cells at a time, to the straight edges
     beside the cells its edges run along, refitted on them: a lattice found on a few tiles (a
-    World whose dark tiles match the table splits into pieces) then spans the whole World."""
+    World whose dark tiles match the table splits into pieces) then spans the whole World.
+    Only the edges `growable` marks are added when it is given: around a small World on a checked
+    cloth, the checks' lines beside the tiles would otherwise pull the lattice onto themselves."""
     M, fam, residual, inlier_frac, score, seg, mask, used = attempt
     used = used.copy()
     mids = (all_segments[:, :2] + all_segments[:, 2:]) / 2
@@ -294,6 +311,8 @@ def _grown(attempt, all_segments: np.ndarray, rounds: int = GROW_ROUNDS):
         seed = {tuple(c) for c in cells[used & (fam_all >= 0)]}
         near = seed | ring(seed)
         add = (fam_all >= 0) & ~used & np.array([tuple(c) in near for c in cells], bool)
+        if growable is not None:
+            add &= growable
         if not add.any():
             break
         used |= add

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from synthetic import Scene, midgame, render
+import vision.geometry
 from vision.errors import NoWorldFoundError
 from vision.geometry import CAMERA_KEEPS, MIN_INLIERS
 from vision.hexgrid import cell_to_plane, cells_to_plane, plane_to_cells
@@ -153,3 +154,24 @@ def test_a_small_opening_on_a_checked_cloth_is_found_by_the_last_look(monkeypatc
     monkeypatch.setattr("vision.geometry._square_grid_direction", lambda seg, length: None)
     with pytest.raises(NoWorldFoundError):
         locate_world(image, profile)
+
+
+def test_a_small_world_on_a_checked_cloth_grows_over_tile_edges_only(monkeypatch):
+    """The opening diamond from nearly straight above (8 degrees) on a green checked cloth, in
+    the evening (the dev render s031 of cloth seed 66, tests/data/photos): the lattice found on
+    the four tiles is right, but growing it over every straight edge around them would add the
+    checks' lines beside the World and pull it a fifth of a cell off one tile, losing two of the
+    five discs. Grown over edges with a tile's colour beside them only, the whole position is
+    read: the four tiles, a 2-stack, two 1-stacks and the black disc off the World."""
+    photo = PHOTOS / "opening-from-above-checked-cloth-s031.jpg"
+    truth = json.loads(photo.with_suffix(".json").read_text())
+    profile = load_profile(truth["profile"]["name"])
+    reading = analyze_photo(str(photo), profile)
+    assert lattice_errors(reading.geometry, truth, reading.geometry.scale) == []
+    assert reading.tile_colours == {(t["q"], t["r"]): t["colour"] for t in truth["position"]["tiles"]}
+    assert reading.stack_discs == {(s["q"], s["r"]): tuple(s["discs"]) for s in truth["position"]["stacks"]}
+    grown_over_every_edge = vision.geometry._grown
+    monkeypatch.setattr("vision.geometry._grown", lambda attempt, segments, growable: grown_over_every_edge(
+        attempt, segments, None))
+    reading = analyze_photo(str(photo), profile)
+    assert lattice_errors(reading.geometry, truth, reading.geometry.scale) != []
