@@ -9,6 +9,7 @@ refit of every segment to its lattice line (cv2.findHomography) gives the final 
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -260,7 +261,8 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
     if explained[ranked[0]] < min_inliers:
         raise NoWorldFoundError("no EXXIT World found: no hex lattice explains the straight edges "
                                 "(too few tile edges, or too much clutter)")
-    small_world = max(len(_cells_on_edges(a, all_segments)) for a in attempts) <= SMALL_WORLD_CELLS
+    small_world = functools.cache(      # worked out only when a fit lies on a checked cloth
+        lambda: max(len(_cells_on_edges(a, all_segments)) for a in attempts) <= SMALL_WORLD_CELLS)
     posed, seen = [], []
     for i in ranked[:CAMERA_ATTEMPTS]:
         attempt, share, table = attempts[i], explained[i], tables[i]
@@ -268,7 +270,7 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
             break
         rest = all_segments[~attempt[7]]
         on_checks = _square_grid_direction(_to_plane(attempt[0], rest), _length(rest)) is not None
-        grown = _grown(attempt, all_segments, beside_tiles if small_world and on_checks else None)
+        grown = _grown(attempt, all_segments, beside_tiles if on_checks and small_world() else None)
         on = np.zeros(len(all_segments), bool)
         on[grown[7]] = grown[1] >= 0
         if any((on & other).sum() > 0.9 * max(on.sum(), other.sum()) for other in seen):
