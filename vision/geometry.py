@@ -291,10 +291,16 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
 
 def _cells_on_edges(attempt, all_segments: np.ndarray) -> set:
     """The cells beside the edges an attempt's lattice was fitted on and runs along."""
-    M, used = attempt[0], attempt[7]
+    on_lines, cells = _lattice_cells(attempt[0], all_segments)
+    return {tuple(c) for c in cells[attempt[7] & on_lines]}
+
+
+def _lattice_cells(M: np.ndarray, all_segments: np.ndarray) -> tuple:
+    """(on_lines, cells): whether each segment runs along a line of the lattice `M` (image to
+    plane), and the cell its middle lies in."""
     fam_all, _, _ = _lattice_fit_quality(M, all_segments)
     mids = (all_segments[:, :2] + all_segments[:, 2:]) / 2
-    return {tuple(c) for c in plane_to_cells(_apply(M, mids[used & (fam_all >= 0)]))}
+    return fam_all >= 0, plane_to_cells(_apply(M, mids))
 
 
 def _grown(attempt, all_segments: np.ndarray, growable: np.ndarray | None = None,
@@ -306,13 +312,11 @@ def _grown(attempt, all_segments: np.ndarray, growable: np.ndarray | None = None
     cloth, the checks' lines beside the tiles would otherwise pull the lattice onto themselves."""
     M, fam, residual, inlier_frac, score, seg, mask, used = attempt
     used = used.copy()
-    mids = (all_segments[:, :2] + all_segments[:, 2:]) / 2
     for _ in range(rounds):
-        fam_all, _, _ = _lattice_fit_quality(M, all_segments)
-        cells = plane_to_cells(_apply(M, mids))
-        seed = {tuple(c) for c in cells[used & (fam_all >= 0)]}
+        on_lines, cells = _lattice_cells(M, all_segments)
+        seed = {tuple(c) for c in cells[used & on_lines]}
         near = seed | ring(seed)
-        add = (fam_all >= 0) & ~used & np.array([tuple(c) in near for c in cells], bool)
+        add = on_lines & ~used & np.array([tuple(c) in near for c in cells], bool)
         if growable is not None:
             add &= growable
         if not add.any():
