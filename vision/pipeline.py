@@ -328,9 +328,10 @@ def _around(regions: list, image: LoadedImage, detail: LoadedImage) -> tuple:
 def _world_cells(tiles: dict):
     """(World cells, ignored cells): the largest group of tiles that holds the opening diamond's
     two tiles of each colour (every World does, tiles are never taken away; the largest group
-    when none does), plus any group of at least three tiles within one empty cell of it (kept, and
-    flagged as a disconnected World by the sanity check). Groups farther away, and groups of one
-    or two tiles, none of which can touch two others as every laid tile does (RULES.md §8.1), are
+    when none does), plus any group of at least three tiles of both colours within one empty cell
+    of it (kept, and flagged as a disconnected World by the sanity check). Groups farther away,
+    groups of one or two tiles, none of which can touch two others as every laid tile does
+    (RULES.md §8.1), and groups of one colour (a pile of spare tiles shows one face of each) are
     the supply or spare tiles, something beside the World read as a tile, or a cloth's light checks
     read as tiles: not part of the game."""
     groups = components(tiles)
@@ -344,7 +345,8 @@ def _world_cells(tiles: dict):
     ignored = set()
     for group in groups:
         if group is not main:
-            (world if group & near and len(group) >= MIN_DETACHED_GROUP else ignored).update(group)
+            kept = group & near and len(group) >= MIN_DETACHED_GROUP and len({tiles[c] for c in group}) > 1
+            (world if kept else ignored).update(group)
     return world, ignored
 
 

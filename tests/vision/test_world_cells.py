@@ -1,7 +1,7 @@
 """Which group of tiles read is the World: the largest that holds the opening diamond's two tiles of
-each colour (every World does); groups away from it, or too small to be laid as a World's tiles are,
-are ignored (the supply, spare tiles, or a cloth's light checks read as tiles: BENCHMARKS.md,
-sessions 42 and 45)."""
+each colour (every World does); groups away from it, of one colour, or too small to be laid as a
+World's tiles are, are ignored (the supply, spare tiles, or a cloth's light checks read as tiles:
+BENCHMARKS.md, sessions 42, 45 and 55)."""
 import numpy as np
 
 import vision
@@ -32,6 +32,14 @@ def test_a_group_within_one_empty_cell_joins_the_world():
     stray = {(3, -1): "white", (4, -1): "black", (3, 0): "white"}   # one empty cell, (2, -1), from (1, -1)
     world, ignored = _world_cells({**DIAMOND, **stray})
     assert world == set(DIAMOND) | set(stray) and not ignored
+
+
+def test_a_group_of_one_colour_beside_the_world_is_ignored():
+    """A leaning pile of spare tiles seen from the side reads as a few cells of its top tiles'
+    colour (dev renders seed 44 s052: six black supply tiles beside the opening diamond)."""
+    pile = {(3, -1): "black", (4, -1): "black", (3, 0): "black", (4, 0): "black"}
+    world, ignored = _world_cells({**DIAMOND, **pile})
+    assert world == set(DIAMOND) and ignored == set(pile)
 
 
 def test_one_or_two_tiles_beside_the_world_are_ignored():
