@@ -108,22 +108,18 @@ def reading_warnings(tiles: TileReading, stacks: StackReading, origin) -> list:
     warnings = sanity_warnings({moved(c): v for c, v in tiles.tiles.items()},
                                {moved(c): tuple(s.discs) for c, s in stacks.stacks.items()},
                                shift(uncertain_tiles), shift(uncertain_stacks))
-    if stacks.lowered:
-        warnings.append({"code": "lowered-to-the-set", "cells": warning_cells(shift(stacks.lowered)),
-                         "message": f"{len(stacks.lowered)} stack(s) read lower than they look, to keep to the "
-                                    f"{DISCS_PER_COLOUR} discs of a colour a set has; please check"})
-    if tiles.laid:
-        warnings.append({"code": "laid-beside-two", "cells": warning_cells(shift(tiles.laid)),
-                         "message": f"{len(tiles.laid)} cell(s) read again so that every tile touches two others, "
-                                    "as every tile laid in a game does; please check"})
-    if tiles.dropped:
-        warnings.append({"code": "dropped-to-the-set", "cells": warning_cells(shift(tiles.dropped)),
-                         "message": f"{len(tiles.dropped)} cell(s) read as no tile, the least sure, to keep to the "
-                                    f"{TOTAL_TILES} tiles a set has; please check"})
-    if tiles.added:
-        warnings.append({"code": "added-to-the-diamond", "cells": warning_cells(shift(tiles.added)),
-                         "message": f"{len(tiles.added)} cell(s) read again to complete the opening diamond every "
-                                    "game holds (at least 2 tiles of each colour); please check"})
+    mended = (
+        (stacks.lowered, "lowered-to-the-set", "stack(s) read lower than they look, to keep to the "
+                                               f"{DISCS_PER_COLOUR} discs of a colour a set has; please check"),
+        (tiles.laid, "laid-beside-two", "cell(s) read again so that every tile touches two others, as every "
+                                        "tile laid in a game does; please check"),
+        (tiles.dropped, "dropped-to-the-set", "cell(s) read as no tile, the least sure, to keep to the "
+                                              f"{TOTAL_TILES} tiles a set has; please check"),
+        (tiles.added, "added-to-the-diamond", "cell(s) read again to complete the opening diamond every game "
+                                              "holds (at least 2 tiles of each colour); please check"),
+    )
+    warnings += [{"code": code, "cells": warning_cells(shift(cells)), "message": f"{len(cells)} {message}"}
+                 for cells, code, message in mended if cells]
     return warnings
 
 
