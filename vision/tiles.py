@@ -181,12 +181,13 @@ def _cell_colours(colours: ColourModel, classes, usable, lab):
     return votes, medians, n / usable.shape[1]
 
 
-def _edge_levels(outline: np.ndarray, classes: np.ndarray):
+def _edge_levels(outline: np.ndarray, classes: np.ndarray, usable: np.ndarray):
     """(second weakest side per cell, weak level, strong level): a tile shows all six sides, a bare
     cell beside the World those it shares with tiles, so the second weakest side decides; the
-    levels rise with the table's own edges (cloth texture, wood grain) over table-coloured cells."""
+    levels rise with the table's own edges (cloth texture, wood grain) over table-coloured cells
+    in the photo (a cell beyond its frame shows no edge at all)."""
     second_weakest = np.sort(outline, axis=1)[:, OUTLINE_RANK]
-    table_cells = second_weakest[(classes == 0).mean(axis=1) >= 0.9]
+    table_cells = second_weakest[((classes == 0) & usable).mean(axis=1) >= 0.9]
     floor = float(np.percentile(table_cells if len(table_cells) >= 5 else second_weakest, FLOOR_PCT))
     return second_weakest, max(EDGE_WEAK, 1.5 * floor), max(EDGE_STRONG, 2.5 * floor)
 
@@ -209,7 +210,7 @@ def read_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndar
         away = -(geo.camera.centre[:2] / geo.pitch_mm)
     offsets = np.stack([_annulus_offsets(None if away is None else away + c) for c in centres])
     classes, usable, lab_pts = _cell_samples(colours, geo, cells, offsets)
-    second_weakest, edge_weak, edge_strong = _edge_levels(outline, classes)
+    second_weakest, edge_weak, edge_strong = _edge_levels(outline, classes, usable)
     votes_all, medians, visible = _cell_colours(colours, classes, usable, lab_pts)
     is_tile, conf, by_colour = [], [], []
     for i, cell in enumerate(cells):
@@ -275,7 +276,7 @@ def tile_evidence(colours: ColourModel, geo: WorldGeometry, cells, outline: np.n
     offsets = np.broadcast_to(np.concatenate([OFFSETS, _annulus_offsets(None)]),
                               (len(cells), len(OFFSETS) + len(_annulus_offsets(None)), 2))
     classes, usable, lab_pts = _cell_samples(colours, geo, cells, offsets, hidden)
-    second_weakest, edge_weak, edge_strong = _edge_levels(outline, classes)
+    second_weakest, edge_weak, edge_strong = _edge_levels(outline, classes, usable)
     sides = np.sort(outline, axis=1)
     votes_all, medians, visible = _cell_colours(colours, classes, usable, lab_pts)
     rows = []

@@ -135,3 +135,22 @@ def test_two_tiles_the_hints_tell_apart_teach_the_tile_colours():
     black = [c for c, colour in tiles.items() if colour == "black"]
     assert len(white) == len(black) == 2
     assert white[1] in rules.neighbours(white[0]) and black[1] not in rules.neighbours(black[0])
+
+
+def test_cells_beyond_the_frame_do_not_lower_the_edge_levels(monkeypatch):
+    # an opening at the top of the photo, on a dark grey desk under an overhead light (fresh render
+    # s051 of seed 78, tests/data/photos): the desk around the four tiles is as dark as the black
+    # tiles, so only their outlines tell them from it. Cells beyond the photo's frame show no edge;
+    # counted as bare table they set the photo's edge levels so low that the desk's grain read as five
+    # black tiles' outlines
+    photo = PHOTOS / "opening-at-the-frame-dark-desk-s051.jpg"
+    truth = json.loads(photo.with_suffix(".json").read_text())
+    tiles = lambda reading: sorted(reading.tile_colours.values())
+    reading = vision.analyze_photo(str(photo), profile=truth["profile"]["name"])
+    assert tiles(reading) == sorted(t["colour"] for t in truth["position"]["tiles"]) == ["black", "black",
+                                                                                           "white", "white"]
+    assert len(reading.stack_discs) == len(truth["position"]["stacks"]) == 3
+    levels = vision.tiles._edge_levels
+    monkeypatch.setattr("vision.tiles._edge_levels", lambda outline, classes, usable: levels(
+        outline, classes, np.ones_like(usable)))
+    assert len(tiles(vision.analyze_photo(str(photo), profile=truth["profile"]["name"]))) > 4
