@@ -187,8 +187,10 @@ def _edge_levels(outline: np.ndarray, classes: np.ndarray, usable: np.ndarray):
     levels rise with the table's own edges (cloth texture, wood grain) over table-coloured cells
     in the photo (a cell beyond its frame shows no edge at all)."""
     second_weakest = np.sort(outline, axis=1)[:, OUTLINE_RANK]
+    in_frame = second_weakest[usable.mean(axis=1) >= 0.9]
     table_cells = second_weakest[((classes == 0) & usable).mean(axis=1) >= 0.9]
-    floor = float(np.percentile(table_cells if len(table_cells) >= 5 else second_weakest, FLOOR_PCT))
+    floor = float(np.percentile(table_cells if len(table_cells) >= 5 else
+                                in_frame if len(in_frame) else second_weakest, FLOOR_PCT))
     return second_weakest, max(EDGE_WEAK, 1.5 * floor), max(EDGE_STRONG, 2.5 * floor)
 
 

@@ -154,3 +154,19 @@ def test_cells_beyond_the_frame_do_not_lower_the_edge_levels(monkeypatch):
     monkeypatch.setattr("vision.tiles._edge_levels", lambda outline, classes, usable: levels(
         outline, classes, np.ones_like(usable)))
     assert len(tiles(vision.analyze_photo(str(photo), profile=truth["profile"]["name"]))) > 4
+
+
+def test_edge_levels_come_from_cells_inside_the_frame():
+    # six sides of edge support per cell (a bare desk's grain, none beyond the photo's frame), the
+    # classes of each cell's samples (0: table, 2: black tile) and whether each lies in the photo
+    grain = 0.4
+    outline = np.vstack([np.full((10, 6), grain), np.zeros((12, 6))])
+    usable = np.vstack([np.full((10, 8), True), np.full((12, 8), False)])
+    classes = np.zeros((22, 8), int)
+    _, weak, strong = vision.tiles._edge_levels(outline, classes, usable)
+    assert weak == pytest.approx(1.5 * grain) and strong == pytest.approx(2.5 * grain)
+    # a desk as dark as the black tiles: too few cells of the table's colour, so the levels come
+    # from every cell in the frame, still not from those beyond it
+    classes[3:10] = 2
+    _, weak, strong = vision.tiles._edge_levels(outline, classes, usable)
+    assert weak == pytest.approx(1.5 * grain) and strong == pytest.approx(2.5 * grain)
