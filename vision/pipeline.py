@@ -327,9 +327,9 @@ def _world_cells(tiles: dict):
     when none does), plus any group of at least three tiles of both colours within one empty cell
     of it (kept, and flagged as a disconnected World by the sanity check). Groups farther away,
     groups of one or two tiles, none of which can touch two others as every laid tile does
-    (RULES.md §8.1), and groups of one colour (a pile of spare tiles shows one face of each) are
-    the supply or spare tiles, something beside the World read as a tile, or a cloth's light checks
-    read as tiles: not part of the game."""
+    (RULES.md §8.1), and groups of one colour (a leaning pile of spare tiles reads as a few cells of
+    its top tiles' colour) are the supply or spare tiles, something beside the World read as a
+    tile, or a cloth's light checks read as tiles: not part of the game."""
     groups = components(tiles)
     if not groups:
         return set(), set()

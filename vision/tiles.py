@@ -184,13 +184,14 @@ def _cell_colours(colours: ColourModel, classes, usable, lab):
 def _edge_levels(outline: np.ndarray, classes: np.ndarray, usable: np.ndarray):
     """(second weakest side per cell, weak level, strong level): a tile shows all six sides, a bare
     cell beside the World those it shares with tiles, so the second weakest side decides; the
-    levels rise with the table's own edges (cloth texture, wood grain) over table-coloured cells
-    in the photo (a cell beyond its frame shows no edge at all)."""
+    levels rise with the table's own edges (cloth texture, wood grain) over table-coloured cells,
+    or, with too few of them, over all cells, counting only the cells whose samples are `usable`
+    (a cell beyond the photo's frame shows no edge at all; one under a stack only the stack's)."""
     second_weakest = np.sort(outline, axis=1)[:, OUTLINE_RANK]
-    in_frame = second_weakest[usable.mean(axis=1) >= 0.9]
+    seen = second_weakest[usable.mean(axis=1) >= 0.9]
     table_cells = second_weakest[((classes == 0) & usable).mean(axis=1) >= 0.9]
     floor = float(np.percentile(table_cells if len(table_cells) >= 5 else
-                                in_frame if len(in_frame) else second_weakest, FLOOR_PCT))
+                                seen if len(seen) else second_weakest, FLOOR_PCT))
     return second_weakest, max(EDGE_WEAK, 1.5 * floor), max(EDGE_STRONG, 2.5 * floor)
 
 
