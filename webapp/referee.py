@@ -3,6 +3,8 @@
 This module is the only place where the web app calls ``vision`` and ``rules``.
 """
 
+import ctypes
+import ctypes.util
 import math
 
 import rules
@@ -15,6 +17,17 @@ COLOURS = rules.COLOURS
 MAX_ITEMS = 100   # tiles or stacks in a position sent to us
 OVERLAY_RING = 3  # cells this far from the World get pixel centres: room to correct and to outline
 UNSURE_BELOW = vision.STACK_CONFIDENT   # a stack read with less confidence is unsure (marked on the page)
+_LIBC = ctypes.CDLL(ctypes.util.find_library("c"))
+
+
+def return_freed_memory():
+    """Give the memory a photo's reading has freed back to the system. glibc keeps what each
+    request thread freed for that thread to reuse, so a server whose threads take turns reading
+    photos grows to about twice the memory of one that hands it back (BENCHMARKS.md, "Web app");
+    where the C library has no malloc_trim (not glibc), nothing is done."""
+    trim = getattr(_LIBC, "malloc_trim", None)
+    if trim is not None:
+        trim(0)
 
 
 def parse_position(obj):
@@ -234,14 +247,19 @@ def photo_overlay(reading, width, height):
 def read_photo(photo, to_move=None, second=None):
     """Photo (and a second photo of the same table) -> (reading JSON, overlay, position JSON); at
     most CONCURRENT_ANALYSES at once."""
-    with current_app.extensions["analysis_slots"]:
-        reading_json, reading = _read(photo.bgr, None if second is None else second.bgr)
-    if not reading_json["tiles"]:
-        raise no_world_error("no tile was recognised")
+    try:
+        with current_app.extensions["analysis_slots"]:
+            reading_json, reading = _read(photo.bgr, None if second is None else second.bgr)
+        if not reading_json["tiles"]:
+            raise no_world_error("no tile was recognised")
+        overlay = photo_overlay(reading, photo.width, photo.height)
+    finally:
+        reading = None                  # its images are freed before the memory is handed back
+        return_freed_memory()
     position = reading_position(reading_json)
     if to_move is not None:
         position["to_move"] = to_move
-    return reading_json, photo_overlay(reading, photo.width, photo.height), position
+    return reading_json, overlay, position
 
 
 def reading_position(reading_json):
