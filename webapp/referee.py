@@ -4,7 +4,6 @@ This module is the only place where the web app calls ``vision`` and ``rules``.
 """
 
 import ctypes
-import ctypes.util
 import math
 
 import rules
@@ -17,17 +16,27 @@ COLOURS = rules.COLOURS
 MAX_ITEMS = 100   # tiles or stacks in a position sent to us
 OVERLAY_RING = 3  # cells this far from the World get pixel centres: room to correct and to outline
 UNSURE_BELOW = vision.STACK_CONFIDENT   # a stack read with less confidence is unsure (marked on the page)
-_LIBC = ctypes.CDLL(ctypes.util.find_library("c"))
+
+
+def _malloc_trim():
+    """glibc's malloc_trim, or None where the C library has none (or the process's symbols cannot
+    be loaded)."""
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, TypeError, AttributeError):
+        return None
+
+
+_MALLOC_TRIM = _malloc_trim()
 
 
 def return_freed_memory():
     """Give the memory a photo's reading has freed back to the system. glibc keeps what each
     request thread freed for that thread to reuse, so a server whose threads take turns reading
     photos grows to about twice the memory of one that hands it back (BENCHMARKS.md, "Web app");
-    where the C library has no malloc_trim (not glibc), nothing is done."""
-    trim = getattr(_LIBC, "malloc_trim", None)
-    if trim is not None:
-        trim(0)
+    without glibc nothing is done."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
 
 
 def parse_position(obj):
