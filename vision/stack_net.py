@@ -24,6 +24,7 @@ BASE_Y = 58                       # the row of the stack's base centre (a tall s
 CROP_SCALARS = 4                  # numbers given beside each crop (stack_crop)
 SECOND_OPINIONS = ("stack_net_b", "stack_net_c")   # trained on other photos (BENCHMARKS.md, session 20)
 SURE = 0.9                        # a chance of the stack (or none) and of its height at least this is sure
+SHIFTED_FROM_TILT = 35.0          # degrees of the camera's tilt from which doubtful crops are also read moved
 
 
 def stack_crop(lab: np.ndarray, geo, profile, cell, base_mm: float, toward: np.ndarray):
@@ -65,15 +66,34 @@ def stack_chances(net, x: np.ndarray, scalars: np.ndarray) -> np.ndarray:
     (network_input) and `scalars`: the stack network `net`'s where it is sure of the stack, or of
     no stack, and of the height (SURE); elsewhere the average of its chances and those of the
     SECOND_OPINIONS networks. A network's guesses where it cannot tell differ from another's, so
-    the average gets more of those right."""
+    the average gets more of those right. From SHIFTED_FROM_TILT up, a doubtful stack's chances are
+    also averaged over its crop moved a row up and a row down (about a quarter of a disc's rise):
+    there the stack's own place on its tile, a millimetre or two nearer or farther than the
+    cell's centre, decides its height (BENCHMARKS.md, sessions 51 and 57)."""
+    p = _with_second_opinions(net, x, scalars)
+    steep = _doubtful(p) & (np.asarray(scalars)[:, 0] * 60 >= SHIFTED_FROM_TILT)
+    if steep.any():
+        moved = [_with_second_opinions(net, np.ascontiguousarray(np.roll(x[steep], rows, axis=1)), scalars[steep])
+                 for rows in (-1, 1)]
+        p = p.copy()
+        p[steep] = np.mean([p[steep]] + moved, axis=0)
+    return p
+
+
+def _with_second_opinions(net, x: np.ndarray, scalars: np.ndarray) -> np.ndarray:
     p = net.probabilities(x, scalars)
     if not len(p):
         return p
-    height_share = p[:, 1:].max(axis=1) / np.maximum(p[:, 1:].sum(axis=1), 1e-9)
-    doubtful = ~((p[:, 0] >= SURE) | ((p[:, 0] <= 1 - SURE) & (height_share >= SURE)))
+    doubtful = _doubtful(p)
     if doubtful.any():
         opinions = [p[doubtful]] + [ConvNet.shipped(name).probabilities(x[doubtful], scalars[doubtful])
                                     for name in SECOND_OPINIONS]
         p = p.copy()
         p[doubtful] = np.mean(opinions, axis=0)
     return p
+
+
+def _doubtful(p: np.ndarray) -> np.ndarray:
+    """Rows of chances not SURE of no stack, nor of a stack and its height."""
+    height_share = p[:, 1:].max(axis=1) / np.maximum(p[:, 1:].sum(axis=1), 1e-9)
+    return ~((p[:, 0] >= SURE) | ((p[:, 0] <= 1 - SURE) & (height_share >= SURE)))

@@ -112,6 +112,38 @@ def test_a_doubtful_stack_gets_the_second_opinions_and_a_sure_one_keeps_the_netw
     assert stack_chances(_StandIn(own), x[:2], scalars[:2]) == pytest.approx(own[:2]) and asked == []
 
 
+class _ReadsTheBaseRow:
+    """A stand-in network whose chances depend on what its crops show at the base's row: the row
+    number each crop's row was painted with (so a crop moved a row shows another number)."""
+
+    def __init__(self, by_row):
+        self.by_row = by_row
+
+    def probabilities(self, x, scalars):
+        return np.array([self.by_row[int(round(v))] for v in x[:, BASE_Y, 0, 0]], float)
+
+
+def test_from_35_degrees_a_doubtful_stack_is_also_read_from_its_crop_moved_a_row_each_way(monkeypatch):
+    """Seen steeply, a stack set down a millimetre nearer or farther than its cell's centre looks a
+    disc lower or higher: the chances of a doubtful read are averaged over the crop as cut and moved
+    a row up and down. A sure read, or one seen from under 35 degrees, is read once."""
+    torn, nearer, farther = [0.02, 0.50, 0.48, 0, 0, 0, 0], [0.02, 0.10, 0.88, 0, 0, 0, 0], [0.02, 0.30, 0.68, 0, 0, 0, 0]
+    sure = [0.01, 0.97, 0.02, 0, 0, 0, 0]
+    by_row = {BASE_Y: torn, BASE_Y + 1: nearer, BASE_Y - 1: farther}
+    net = _ReadsTheBaseRow(by_row)
+    monkeypatch.setattr(ConvNet, "shipped", staticmethod(lambda name: net))
+    x = np.zeros((3, CROP_H, CROP_W, 6), np.float32)
+    x[..., 0] = np.arange(CROP_H, dtype=np.float32)[None, :, None]
+    scalars = np.zeros((3, CROP_SCALARS), np.float32)
+    scalars[:, 0] = [45 / 60, 20 / 60, 45 / 60]
+    p = stack_chances(net, x[:2], scalars[:2])
+    assert p[0] == pytest.approx(np.mean([torn, nearer, farther], axis=0))
+    assert np.argmax(p[0, 1:]) + 1 == 2
+    assert p[1] == pytest.approx(torn) and np.argmax(p[1, 1:]) + 1 == 1
+    net.by_row = {**by_row, BASE_Y: sure}
+    assert stack_chances(net, x[2:], scalars[2:])[0] == pytest.approx(sure)
+
+
 @pytest.mark.parametrize("name", SECOND_OPINIONS)
 def test_the_second_opinion_networks_read_the_same_crops(name, scene_world):
     """They take the shipped stack network's inputs and find the one stack where it does."""
