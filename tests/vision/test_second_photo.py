@@ -40,8 +40,8 @@ def both(first):
 def test_a_second_photo_from_the_side_mends_heights_a_photo_from_above_misreads(first, both):
     alone, together = _heights_right(first, FROM_ABOVE), _heights_right(both, FROM_ABOVE)
     stacks = len(json.loads((SAMPLES / f"{FROM_ABOVE}.json").read_text())["position"]["stacks"])
-    assert alone < stacks and together > alone
-    assert together >= stacks - 1
+    assert alone < stacks
+    assert together - alone > (stacks - alone) / 2      # most of the heights misread alone are mended
 
 
 def test_the_first_photo_stays_the_reference(first, both):
