@@ -27,6 +27,7 @@ EDGE_NORMALS = np.array([[1.0, 0.0], [0.5, SQRT3 / 2], [-0.5, SQRT3 / 2]])   # 0
 CAMERA_ITERS = 3
 SMALL_WORLD_CELLS = 14          # cells beside a small World's edges (the opening diamond's: 8-13)
 GROW_ROUNDS = 3                 # rings of cells a lattice is extended by beyond the edges it was fitted on
+TILE_EDGE_ROUNDS = 10           # ... and then at most by over edges with a tile colour beside them
 CAMERA_ATTEMPTS = 3             # lattice fits, best first, that the camera is posed on
 GOOD_INLIERS = 0.6               # a lattice explaining this share of the edges is accepted at once
 MAX_CELLS = 90                   # 39 tiles, their perimeter and stacks hanging over it
@@ -271,6 +272,8 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
         rest = all_segments[~attempt[7]]
         on_checks = _square_grid_direction(_to_plane(attempt[0], rest), _length(rest)) is not None
         grown = _grown(attempt, all_segments, beside_tiles if on_checks and small_world() else None)
+        # fitted on part of a steep World, the lattice drifts off its far tiles until it reaches them
+        grown = _grown(grown, all_segments, beside_tiles, rounds=TILE_EDGE_ROUNDS)
         on = np.zeros(len(all_segments), bool)
         on[grown[7]] = grown[1] >= 0
         if any((on & other).sum() > 0.9 * max(on.sum(), other.sum()) for other in seen):
