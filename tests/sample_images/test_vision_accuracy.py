@@ -130,6 +130,20 @@ def test_the_height_confusion_counts_found_stacks_by_true_and_read_height():
     assert confusion == {(1, 1): 2 + 3, (2, 2): 1 + 1, (3, 2): 1, (3, 3): 1}
 
 
+def test_heights_are_also_scored_from_20_degrees_of_tilt_and_under_as_the_targets_are():
+    """The issue sets the heights' targets at 99% from 20 degrees of tilt and 95% under: the rows
+    split the found stacks at the photo's true tilt, not at the tilt bands' 15 and 35 degrees."""
+    short = copy.deepcopy(TRUTH)
+    short["stacks"][2] = {"q": 2, "r": -1, "height": 2, "top": B, "discs": [None, B]}   # a 3 read as 2
+    rows = [dict(va.score_image(TRUTH, short), tilt_deg=20.0, wall_s=1.0),      # 4 of 5 right
+            dict(va.score_image(TRUTH, TRUTH), tilt_deg=19.5, wall_s=1.0),      # 5 of 5 right
+            dict(va.score_image(TRUTH, short), tilt_deg=None, wall_s=1.0)]      # tilt unknown: in neither
+    got = va.summarise(rows)
+    assert got["... at 20 degrees of tilt and more"] == pytest.approx(4 / 5)
+    assert got["... under 20 degrees"] == 1.0
+    assert got["height exactly right"] == pytest.approx(13 / 15)
+
+
 def test_no_world_counts_every_truth_tile_as_missed():
     got = rates(TRUTH, None)
     assert got["no World found"] == 1.0
