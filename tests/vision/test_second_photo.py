@@ -10,7 +10,8 @@ import pytest
 
 import vision
 from vision.hexgrid import plane_to_cell
-from vision.second_photo import DifferentWorldError, place_second
+from vision.second_photo import HEIGHT_PRIOR, DifferentWorldError, combined_chances, place_second
+from vision.stacks import StackRead
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
 FROM_ABOVE = "s018-finished-redblack-tilt0_15"       # four of its ten stacks read a disc off alone
@@ -106,3 +107,19 @@ def test_a_small_world_inside_a_large_one_is_another_world():
     large = {(q, r): "white" if (q + 2 * r) % 3 else "black" for q in range(-3, 4) for r in range(-3, 4)}
     with pytest.raises(DifferentWorldError):
         place_second(large, {(0, 0): "white", (1, 0): "white", (0, 1): "black", (1, -1): "black"})
+
+
+def _stack_read(chances) -> StackRead:
+    height = int(np.argmax(chances)) + 1
+    return StackRead((0, 0), height, ["white"] * height, "white", max(chances), 1.0, max(chances), True, (0, 0),
+                     height_chances=tuple(chances))
+
+
+@pytest.mark.parametrize("chances", [(0.2, 0.7, 0.1), (0.55, 0.45, 0.0), (0.9, 0.08, 0.02)])
+def test_a_second_photo_that_tells_nothing_leaves_the_first_photos_chances(chances):
+    """A second photo whose chances are the networks' prior (a stack it cannot see into) adds no
+    evidence: the stack keeps the first photo's chances, not chances pushed towards fewer discs."""
+    first, second = _stack_read(chances), _stack_read(HEIGHT_PRIOR[:len(chances)])
+    together = combined_chances(first, second)
+    assert int(np.argmax(together)) == int(np.argmax(chances))
+    assert together == pytest.approx(chances, abs=0.03)
