@@ -47,23 +47,29 @@ def rotate(cell, k: int) -> tuple:
     return q, r
 
 
-def place_second(first: dict, second: dict) -> tuple:
+def place_second(first: dict, second: dict, first_tops: dict | None = None, second_tops: dict | None = None) -> tuple:
     """(k, shift): the turn by k * 60° and the lattice shift that put the most of `second`'s tiles
-    ({cell: colour}) on tiles of `first` of the same colour, the fewest on other cells; raises
-    DifferentWorldError when no placement makes them agree.
+    ({cell: colour}) on tiles of `first` of the same colour, the fewest on other cells, and as
+    much of its stacks' tops (`second_tops`, {cell: top colour}) on `first_tops` of the same
+    colour; raises DifferentWorldError when no placement makes the tiles agree. The stacks tell
+    apart the placements a symmetric World allows: the opening diamond looks the same turned half
+    round, its stacks do not.
 
     >>> first = {(0, 0): "white", (1, 0): "white", (0, 1): "black", (1, -1): "black", (2, -1): "white"}
     >>> place_second(first, {(3, 3): "white", (2, 4): "white", (2, 3): "black", (3, 4): "black", (2, 5): "white"})
     (4, (-3, 6))
+    >>> diamond = {(0, 0): "white", (1, 0): "black", (0, 1): "black", (1, 1): "white"}
+    >>> place_second(diamond, diamond, {(1, 0): "white"}, {(0, 1): "white"})     # half round, not as it is
+    (3, (1, 1))
     """
     best, best_score = None, None
     for k in range(6):
         turned = {rotate(c, k): col for c, col in second.items()}
+        turned_tops = {rotate(c, k): col for c, col in (second_tops or {}).items()}
         shifts = Counter((a[0] - b[0], a[1] - b[1]) for a, ca in first.items()
                          for b, cb in turned.items() if ca == cb)
         for shift, _ in shifts.most_common(8):
-            score = sum(1 if first.get((c[0] + shift[0], c[1] + shift[1])) == col else -1
-                        for c, col in turned.items())
+            score = _agreement(first, turned, shift) + _agreement(first_tops or {}, turned_tops, shift)
             if best_score is None or score > best_score:
                 best, best_score = (k, shift), score
     if best is None:
@@ -77,6 +83,12 @@ def place_second(first: dict, second: dict) -> tuple:
         raise DifferentWorldError(f"the second photo does not show the World of the first: at best "
                                   f"{agree} of its {len(second)} tiles match the first photo's {len(first)}")
     return best
+
+
+def _agreement(first: dict, turned: dict, shift) -> int:
+    """How many of `turned`'s cells ({cell: colour}), moved by `shift`, fall on a cell of `first`
+    of the same colour, less those that do not."""
+    return sum(1 if first.get((c[0] + shift[0], c[1] + shift[1])) == col else -1 for c, col in turned.items())
 
 
 def _move(cell, placement) -> tuple:
@@ -124,12 +136,16 @@ def combined_chances(first: StackRead, second: StackRead) -> tuple:
     return tuple(p / sum(product) for p in product)
 
 
+def _tops(reading: PhotoReading) -> dict:
+    return {c: st.top for c, st in reading.stacks.stacks.items()}
+
+
 def combine_readings(first: PhotoReading, second: PhotoReading) -> PhotoReading:
     """The first photo's reading with every stack the second photo also shows at the height both
     photos' chances together make likeliest (combined_chances, read_at_heights), and every tile the
     two read in different colours from the more confident read. Raises DifferentWorldError when the
     second photo shows another World."""
-    placement = place_second(first.tiles.tiles, second.tiles.tiles)
+    placement = place_second(first.tiles.tiles, second.tiles.tiles, _tops(first), _tops(second))
     cells = dict(first.tiles.cells)
     for cell, rd in second.tiles.cells.items():
         here = cells.get(_move(cell, placement))

@@ -123,3 +123,20 @@ def test_a_second_photo_that_tells_nothing_leaves_the_first_photos_chances(chanc
     together = combined_chances(first, second)
     assert int(np.argmax(together)) == int(np.argmax(chances))
     assert together == pytest.approx(chances, abs=0.03)
+
+
+def test_an_opening_seen_from_the_other_side_puts_each_stack_on_itself():
+    """The opening diamond looks the same turned half round; its stacks do not. A second photo
+    from the other side must put each of its stacks on the same stack of the first photo, or the
+    two photos' chances of different stacks would be multiplied together."""
+    diamond = {(0, 0): "white", (1, 0): "black", (0, 1): "black", (1, 1): "white"}
+    tops = {(1, 0): "white", (0, 0): "black", (2, -1): "white"}           # two on tiles, one beside them
+    half_round = {(-q + 4, -r + 2): colour for (q, r), colour in diamond.items()}
+    tops_half_round = {(-q + 4, -r + 2): colour for (q, r), colour in tops.items()}
+    placement = place_second(diamond, half_round, tops, tops_half_round)
+    moved = {}
+    for (q, r), colour in tops_half_round.items():
+        for _ in range(placement[0]):
+            q, r = -r, q + r
+        moved[(q + placement[1][0], r + placement[1][1])] = colour
+    assert moved == tops
