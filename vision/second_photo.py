@@ -2,10 +2,11 @@
 
 One photo reads about one stack in six a disc off (BENCHMARKS.md); another photo of the same
 table, taken from another side at 35-60°, sees each stack's side anew. `combine_readings` puts the
-second reading on the first one's lattice (the rotation and shift under which their tiles agree)
-and, for every stack both photos show, multiplies the two photos' chances of each height (and
-divides by the networks' own prior, which each photo's chances hold once): a height both photos
-find likely wins, and a stack stays flagged only while the two together stay unsure.
+second reading on the first one's lattice (the rotation and shift under which their tiles and their
+stacks' tops agree) and, for every stack both photos show, multiplies the two photos' chances of
+each height (and divides by the networks' own prior, which each photo's chances hold once): a
+height both photos find likely wins, and a stack stays flagged only while the two together stay
+unsure.
 The first photo stays the reference: its World, its stacks and its image geometry (the overlay is
 drawn on it); the second adds evidence where both see a stack, and settles a tile whose colour the
 two photos read differently by the more confident read.
