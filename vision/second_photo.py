@@ -63,14 +63,15 @@ def place_second(first: dict, second: dict, first_tops: dict | None = None, seco
     >>> place_second(diamond, diamond, {(1, 0): "white"}, {(0, 1): "white"})     # half round, not as it is
     (3, (1, 1))
     """
+    first_tops, second_tops = first_tops or {}, second_tops or {}
     best, best_score = None, None
     for k in range(6):
         turned = {rotate(c, k): col for c, col in second.items()}
-        turned_tops = {rotate(c, k): col for c, col in (second_tops or {}).items()}
+        turned_tops = {rotate(c, k): col for c, col in second_tops.items()}
         shifts = Counter((a[0] - b[0], a[1] - b[1]) for a, ca in first.items()
                          for b, cb in turned.items() if ca == cb)
         for shift, _ in shifts.most_common(8):
-            score = _agreement(first, turned, shift) + _agreement(first_tops or {}, turned_tops, shift)
+            score = _agreement(first, turned, shift) + _agreement(first_tops, turned_tops, shift)
             if best_score is None or score > best_score:
                 best, best_score = (k, shift), score
     if best is None:

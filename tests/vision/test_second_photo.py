@@ -10,7 +10,7 @@ import pytest
 
 import vision
 from vision.hexgrid import plane_to_cell
-from vision.second_photo import HEIGHT_PRIOR, DifferentWorldError, combined_chances, place_second
+from vision.second_photo import HEIGHT_PRIOR, DifferentWorldError, combined_chances, place_second, rotate
 from vision.stacks import StackRead
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
@@ -89,17 +89,9 @@ def test_the_placement_of_the_second_photo_survives_its_turn_and_shift():
     first = {(0, 0): "white", (1, 0): "white", (0, 1): "black", (1, -1): "black", (2, -1): "white",
              (2, 0): "black", (-1, 1): "white"}
     for k in range(6):
-        turned = {}
-        for (q, r), colour in first.items():
-            for _ in range(k):
-                q, r = -r, q + r
-            turned[(q + 7, r - 2)] = colour
+        turned = {(rotate(c, k)[0] + 7, rotate(c, k)[1] - 2): colour for c, colour in first.items()}
         k2, (dq, dr) = place_second(first, turned)
-        back = {}
-        for (q, r), colour in turned.items():
-            for _ in range(k2):
-                q, r = -r, q + r
-            back[(q + dq, r + dr)] = colour
+        back = {(rotate(c, k2)[0] + dq, rotate(c, k2)[1] + dr): colour for c, colour in turned.items()}
         assert back == first
 
 
@@ -133,10 +125,6 @@ def test_an_opening_seen_from_the_other_side_puts_each_stack_on_itself():
     tops = {(1, 0): "white", (0, 0): "black", (2, -1): "white"}           # two on tiles, one beside them
     half_round = {(-q + 4, -r + 2): colour for (q, r), colour in diamond.items()}
     tops_half_round = {(-q + 4, -r + 2): colour for (q, r), colour in tops.items()}
-    placement = place_second(diamond, half_round, tops, tops_half_round)
-    moved = {}
-    for (q, r), colour in tops_half_round.items():
-        for _ in range(placement[0]):
-            q, r = -r, q + r
-        moved[(q + placement[1][0], r + placement[1][1])] = colour
+    k, (dq, dr) = place_second(diamond, half_round, tops, tops_half_round)
+    moved = {(rotate(c, k)[0] + dq, rotate(c, k)[1] + dr): colour for c, colour in tops_half_round.items()}
     assert moved == tops
