@@ -8,8 +8,9 @@ each height (and divides by the networks' own prior, which each photo's chances 
 height both photos find likely wins, and a stack stays flagged only while the two together stay
 unsure.
 The first photo stays the reference: its World, its stacks and its image geometry (the overlay is
-drawn on it); the second adds evidence where both see a stack, and settles a tile whose colour the
-two photos read differently by the more confident read.
+drawn on it); the second adds evidence where both see a stack, adds (flagged) a stack the first
+photo missed where it was not sure of none, and settles a tile whose colour the two photos read
+differently by the more confident read.
 """
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from dataclasses import replace
 from .errors import UnreadableImageError, VisionError
 from .pipeline import analyze_photo, reading_warnings
 from .reading import PhotoReading
-from .stacks import StackRead, read_at_heights
+from .sanity import warning_cells
+from .stacks import StackRead, read_at_heights, top_pixel
 
 MIN_AGREEMENT = 0.8     # the share of either photo's tiles the other must read on the same cell, and of those
                         # the share that must agree in colour
@@ -30,6 +32,9 @@ HEIGHT_PRIOR = (0.635, 0.265, 0.076, 0.020, 0.003)   # heights 1..5 among a game
                         # the samples and dev renders (the truth's: 0.636, 0.287, 0.063, 0.013; BENCHMARKS.md,
                         # session 63)
 KEPT_WARNINGS = ("ignored-tiles",)     # of the first reading's; the second photo answers "view-from-above"
+SURE_EMPTY = 0.99       # a stack only the second photo reads is added where the first photo's chance of no
+                        # stack is under it (the four dev and fresh sets' second views: 3 such stacks under it,
+                        # all true; 5 over it, 3 of them false; BENCHMARKS.md, sessions 63 and 64)
 
 
 class DifferentWorldError(VisionError):
@@ -142,11 +147,31 @@ def _tops(reading: PhotoReading) -> dict:
     return {c: st.top for c, st in reading.stacks.stacks.items()}
 
 
+def stacks_only_second_reads(first: PhotoReading, second: PhotoReading, placement) -> dict:
+    """{cell of the first photo: StackRead} of the stacks the second photo reads where the first
+    reads none, on the same base (a tile or the table), and its stack networks were not sure there
+    is none (a chance under SURE_EMPTY, or the cell not measured: hidden, or too faint). Each is as
+    the second photo reads it, at its cell's centre in the first photo, and as sure as the first
+    photo's chance of a stack there allows."""
+    found = {}
+    for cell, st in second.stacks.stacks.items():
+        here = _move(cell, placement)
+        on_tile = here in first.tiles.tiles
+        chances = first.stacks.chances.get((here, on_tile))
+        if here in first.stacks.stacks or on_tile != st.on_tile or (chances is not None and chances[0] >= SURE_EMPTY):
+            continue
+        sure = st.confidence if chances is None else min(st.confidence, round(1.0 - float(chances[0]), 3))
+        found[here] = replace(st, cell=here, shift_mm=(0.0, 0.0), confidence=sure,
+                              top_pixel=top_pixel(first.geometry, first.profile, here, st.height, on_tile))
+    return found
+
+
 def combine_readings(first: PhotoReading, second: PhotoReading) -> PhotoReading:
     """The first photo's reading with every stack the second photo also shows at the height both
-    photos' chances together make likeliest (combined_chances, read_at_heights), and every tile the
-    two read in different colours from the more confident read. Raises DifferentWorldError when the
-    second photo shows another World."""
+    photos' chances together make likeliest (combined_chances, read_at_heights), the stacks only
+    the second photo reads where the first was not sure of none (stacks_only_second_reads), and
+    every tile the two read in different colours from the more confident read. Raises
+    DifferentWorldError when the second photo shows another World."""
     placement = place_second(first.tiles.tiles, second.tiles.tiles, _tops(first), _tops(second))
     cells = dict(first.tiles.cells)
     for cell, rd in second.tiles.cells.items():
@@ -157,8 +182,13 @@ def combine_readings(first: PhotoReading, second: PhotoReading) -> PhotoReading:
     tiles = replace(first.tiles, cells=cells)
     seen_again = {_move(c, placement): st for c, st in second.stacks.stacks.items()}
     chances = {c: combined_chances(st, seen_again[c]) for c, st in first.stacks.stacks.items() if c in seen_again}
-    stacks = read_at_heights(first.stacks, first.colours, first.geometry, first.profile, chances)
+    added = stacks_only_second_reads(first, second, placement)
+    stacks = read_at_heights(replace(first.stacks, stacks={**first.stacks.stacks, **added}),
+                             first.colours, first.geometry, first.profile, chances)
     warnings = reading_warnings(tiles, stacks, first.origin)
+    if added:
+        warnings.append({"code": "second-photo-only", "cells": warning_cells(first._public(c) for c in added),
+                         "message": f"{len(added)} stack(s) only the second photo shows; please check"})
     warnings += [w for w in first.warnings if w["code"] in KEPT_WARNINGS]
     return replace(first, tiles=tiles, stacks=stacks, warnings=warnings,
                    timing={**first.timing, "second_photo_s": second.timing.get("total_s", 0.0)})

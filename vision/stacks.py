@@ -99,6 +99,13 @@ def ring_points(geo: WorldGeometry, profile: SetProfile, cell, height_mm: float,
     return geo.project([cell], height_mm, CIRCLE * r + np.asarray(shift))
 
 
+def top_pixel(geo: WorldGeometry, profile: SetProfile, cell, height: int, on_tile: bool,
+              shift=(0.0, 0.0)) -> tuple:
+    """Full-resolution pixel of the centre of a stack's top disc."""
+    top_h = _base_height(profile, on_tile) + height * profile.disc_thickness_mm
+    return tuple(float(v) for v in geo.project([cell], top_h, np.array([shift]))[0])
+
+
 def silhouette(geo, profile, cell, height, on_tile, shift=(0.0, 0.0)) -> np.ndarray:
     base = _base_height(profile, on_tile)
     bottom = ring_points(geo, profile, cell, base, shift=shift)
@@ -442,7 +449,7 @@ def _classify_points(colours: ColourModel, pts_work: np.ndarray, shade_tolerant=
 def _read_colours(colours, geo, profile, cell, height, on_tile, shift) -> StackRead:
     base = _base_height(profile, on_tile)
     top_h = base + height * profile.disc_thickness_mm
-    centre = geo.project([cell], top_h, np.array([shift]))[0]
+    centre = np.array(top_pixel(geo, profile, cell, height, on_tile, shift))
     inner = np.concatenate([ring_points(geo, profile, cell, top_h, k, shift) for k in (0.2, 0.4, 0.6)])
     top, top_conf = _classify_points(colours, np.vstack([inner, centre[None]]) * geo.scale)
     discs = [None] * height

@@ -2,6 +2,7 @@
 (vision/second_photo.py), on Blender renders: sample_images/second-photos/NAME.jpg shows the scene
 of sample_images/NAME.jpg from another side at 35-60° (tools/render/plan.py --second-views)."""
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -17,20 +18,30 @@ SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
 FROM_ABOVE = "s018-finished-redblack-tilt0_15"       # four of its ten stacks read a disc off alone
 
 
-def _heights_right(reading, name) -> int:
-    """How many of the sample's stacks the reading has at their true height."""
+def _true_heights(reading, name) -> dict:
+    """{lattice cell of the reading: height} of the sample's stacks."""
     truth = json.loads((SAMPLES / f"{name}.json").read_text())
     geo = reading.geometry
     to_ours = {(c["q"], c["r"]): plane_to_cell(*geo.work_to_plane(np.array([c["pixel"]]) * geo.scale)[0])
                for c in truth["pixels"]["cells"]}
+    return {to_ours[(s["q"], s["r"])]: len(s["discs"]) for s in truth["position"]["stacks"]}
+
+
+def _heights_right(reading, name) -> int:
+    """How many of the sample's stacks the reading has at their true height."""
     stacks = reading.stacks.stacks
-    return sum(1 for s in truth["position"]["stacks"]
-               if (st := stacks.get(to_ours[(s["q"], s["r"])])) is not None and st.height == len(s["discs"]))
+    return sum(1 for cell, height in _true_heights(reading, name).items()
+               if (st := stacks.get(cell)) is not None and st.height == height)
 
 
 @pytest.fixture(scope="module")
 def first():
     return vision.analyze_photo(SAMPLES / f"{FROM_ABOVE}.jpg")
+
+
+@pytest.fixture(scope="module")
+def second():
+    return vision.analyze_photo(SAMPLES / "second-photos" / f"{FROM_ABOVE}.jpg")
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +68,39 @@ def test_the_first_photo_stays_the_reference(first, both):
 def test_fewer_stacks_are_left_unsure(first, both):
     unsure = lambda reading: sum(st.confidence < vision.STACK_CONFIDENT for st in reading.stacks.stacks.values())
     assert unsure(both) < unsure(first)
+
+
+def _missing(reading, cell, chance_of_none):
+    """`reading` as if its photo had not shown the stack on `cell`, its networks giving it
+    `chance_of_none` of holding no stack."""
+    stacks = {c: st for c, st in reading.stacks.stacks.items() if c != cell}
+    key = (cell, cell in reading.tiles.tiles)
+    rest = np.asarray(reading.stacks.chances[key][1:])
+    chances = {**reading.stacks.chances, key: np.array([chance_of_none, *(1 - chance_of_none) * rest / rest.sum()])}
+    return replace(reading, stacks=replace(reading.stacks, stacks=stacks, chances=chances))
+
+
+def test_a_stack_only_the_second_photo_shows_is_added_and_flagged(first, second):
+    """A stack the first photo misses (black on black, hidden) but the second reads is added as
+    the second photo reads it, where the first was not sure the cell is empty; it is flagged and
+    named for the user to check."""
+    true_heights = _true_heights(first, FROM_ABOVE)
+    heights_right = 0
+    for cell, st in first.stacks.stacks.items():
+        mended = vision.combine_readings(_missing(first, cell, 0.93), second)
+        added = mended.stacks.stacks[cell]
+        assert (added.top, added.on_tile) == (st.top, st.on_tile)
+        assert added.confidence < vision.STACK_CONFIDENT
+        assert [w["cells"] for w in mended.warnings if w["code"] == "second-photo-only"] == [[list(first._public(cell))]]
+        heights_right += added.height == true_heights[cell]
+    assert heights_right >= 0.8 * len(first.stacks.stacks)
+
+
+def test_a_stack_only_the_second_photo_shows_is_not_added_where_the_first_is_sure_of_none(first, second):
+    cell = next(iter(first.stacks.stacks))
+    mended = vision.combine_readings(_missing(first, cell, 0.999), second)
+    assert cell not in mended.stacks.stacks
+    assert "second-photo-only" not in {w["code"] for w in mended.warnings}
 
 
 def test_a_photo_of_another_table_is_not_used_and_says_so(first):

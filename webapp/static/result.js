@@ -194,7 +194,8 @@
     ...cellsNamed(["uncertain-tiles", "world-disconnected", "added-to-the-diamond", "laid-beside-two",
       "dropped-to-the-set"]),
     ...besideTheWorld]);
-  const stackSuspects = cellsNamed(["uncertain-stacks", "lowered-to-the-set", "stack-too-tall", "isolated-stack"]);
+  const stackSuspects = cellsNamed(["uncertain-stacks", "lowered-to-the-set", "stack-too-tall", "isolated-stack",
+    "second-photo-only"]);
   const doubtfulCell = (k) => tileSuspects.has(k);
   const UNSURE_BELOW = Number($("result").dataset.unsureBelow);
   const doubtfulStack = (k) => {
