@@ -272,13 +272,16 @@ def test_an_unsure_height_that_decides_the_dance_is_named_until_corrected(page, 
     assert "dance 1,0 NE" in text
 
 
-def test_a_stack_lowered_to_keep_to_the_set_is_named_and_marked(page, live_server, server_app):
-    record = store_example(server_app, warnings=[
-        {"code": "lowered-to-the-set", "cells": [[2, -1]],
-         "message": "1 stack(s) read lower than they look, to keep to the 8 discs of a colour a set has; please check"}])
+@pytest.mark.parametrize("code, message, shown", [
+    ("lowered-to-the-set", "1 stack(s) read lower than they look, to keep to the 8 discs of a colour a set has; "
+                           "please check", "read lower than they look"),
+    ("second-photo-only", "1 stack(s) only the second photo shows; please check", "only the second photo shows"),
+])
+def test_a_stack_named_by_a_warning_is_marked(page, live_server, server_app, code, message, shown):
+    record = store_example(server_app, warnings=[{"code": code, "cells": [[2, -1]], "message": message}])
     page.goto(f"{live_server}/a/{record}")
     page.wait_for_selector("body[data-ready='1']")
-    assert "read lower than they look" in page.inner_text("#warnings")
+    assert shown in page.inner_text("#warnings")
     assert page.locator("#diagram .stack[data-cell='2,-1'] .low-confidence").count() == 1
 
 
