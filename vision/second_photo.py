@@ -9,8 +9,9 @@ height both photos find likely wins, and a stack stays flagged only while the tw
 unsure.
 The first photo stays the reference: its World, its stacks and its image geometry (the overlay is
 drawn on it); the second adds evidence where both see a stack, adds (flagged) a stack the first
-photo missed where it was not sure of none, and settles a tile whose colour the two photos read
-differently by the more confident read.
+photo missed where it was not sure of none, and settles a cell the two photos read differently:
+a tile's colour by the more confident read, a tile or none by the second's sure read where the
+first's is unsure.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from .pipeline import analyze_photo, reading_warnings
 from .reading import PhotoReading
 from .sanity import warning_cells
 from .stacks import StackRead, read_at_heights, top_pixel
+from .tiles import CONFIDENT as TILE_CONFIDENT
 
 MIN_AGREEMENT = 0.8     # the share of either photo's tiles the other must read on the same cell, and of those
                         # the share that must agree in colour
@@ -147,22 +149,54 @@ def _tops(reading: PhotoReading) -> dict:
     return {c: st.top for c, st in reading.stacks.stacks.items()}
 
 
-def stacks_only_second_reads(first: PhotoReading, second: PhotoReading, placement) -> dict:
-    """{cell of the first photo: StackRead} of the stacks the second photo reads where the first
-    reads none, on the same base (a tile or the table), and its stack networks were not sure there
-    is none (a chance under SURE_EMPTY, or the cell not measured: hidden, or too faint). Each is as
-    the second photo reads it, at its cell's centre in the first photo, and as sure as the first
-    photo's chance of a stack there allows."""
+def settle_tiles(first: PhotoReading, tiles_again: dict, stacks_again: dict):
+    """The first photo's TileReading with each cell the second photo reads otherwise settled
+    (`tiles_again` and `stacks_again`: the second photo's CellReads and StackReads by the first
+    photo's cells). Two colours: the more confident read. A tile or none: the second photo's read
+    where it is sure and the first's is not (CONFIDENT; a sure read of one photo against a sure
+    read of the other stays as the first reads it), and where a stack stands on the cell only if
+    the second photo reads it on that base too. Returns (tiles, cells whose tile came and went)."""
+    cells, settled_cells, rebased = dict(first.tiles.cells), set(), []
+    for cell, again in tiles_again.items():
+        here = cells.get(cell)
+        if here is None or here.colour == again.colour:
+            continue
+        if here.colour and again.colour:
+            settled = again.confidence > here.confidence
+        else:
+            stack, stack_again = first.stacks.stacks.get(cell), stacks_again.get(cell)
+            settled = here.confidence < TILE_CONFIDENT <= again.confidence and (
+                stack is None or (stack_again is not None and stack_again.on_tile == bool(again.colour)))
+            if settled and stack is not None:
+                rebased.append(cell)
+        if settled:
+            cells[cell] = replace(here, colour=again.colour, confidence=again.confidence)
+            settled_cells.add(cell)
+    unsettled = lambda mended: [c for c in mended if c not in settled_cells]
+    return replace(first.tiles, cells=cells, added=unsettled(first.tiles.added), laid=unsettled(first.tiles.laid),
+                   dropped=unsettled(first.tiles.dropped)), rebased
+
+
+def _as_first_reads(first: PhotoReading, cell, st: StackRead, confidence: float) -> StackRead:
+    """The second photo's read `st` of a stack, on the first photo's `cell` at its centre."""
+    return replace(st, cell=cell, shift_mm=(0.0, 0.0), confidence=confidence,
+                   top_pixel=top_pixel(first.geometry, first.profile, cell, st.height, st.on_tile))
+
+
+def stacks_only_second_reads(first: PhotoReading, tiles: dict, stacks_again: dict) -> dict:
+    """{cell: StackRead} of the stacks the second photo reads (`stacks_again`, by the first photo's
+    cells) where the first reads none, on the base `tiles` ({cell: colour}) give the cell, and the
+    first photo's stack networks were not sure there is none (a chance under SURE_EMPTY, or the
+    cell not measured: hidden, or too faint). Each is as the second photo reads it, at its cell's
+    centre in the first photo, and as sure as the first photo's chance of a stack there allows."""
     found = {}
-    for cell, st in second.stacks.stacks.items():
-        here = _move(cell, placement)
-        on_tile = here in first.tiles.tiles
-        chances = first.stacks.chances.get((here, on_tile))
-        if here in first.stacks.stacks or on_tile != st.on_tile or (chances is not None and chances[0] >= SURE_EMPTY):
+    for cell, st in stacks_again.items():
+        on_tile = cell in tiles
+        chances = first.stacks.chances.get((cell, on_tile))
+        if cell in first.stacks.stacks or on_tile != st.on_tile or (chances is not None and chances[0] >= SURE_EMPTY):
             continue
         sure = st.confidence if chances is None else min(st.confidence, round(1.0 - float(chances[0]), 3))
-        found[here] = replace(st, cell=here, shift_mm=(0.0, 0.0), confidence=sure,
-                              top_pixel=top_pixel(first.geometry, first.profile, here, st.height, on_tile))
+        found[cell] = _as_first_reads(first, cell, st, sure)
     return found
 
 
@@ -170,21 +204,19 @@ def combine_readings(first: PhotoReading, second: PhotoReading) -> PhotoReading:
     """The first photo's reading with every stack the second photo also shows at the height both
     photos' chances together make likeliest (combined_chances, read_at_heights), the stacks only
     the second photo reads where the first was not sure of none (stacks_only_second_reads), and
-    every tile the two read in different colours from the more confident read. Raises
-    DifferentWorldError when the second photo shows another World."""
+    the cells the two read differently settled (settle_tiles; a stack whose tile came or went is
+    the second photo's read). Raises DifferentWorldError when the second photo shows another World."""
     placement = place_second(first.tiles.tiles, second.tiles.tiles, _tops(first), _tops(second))
-    cells = dict(first.tiles.cells)
-    for cell, rd in second.tiles.cells.items():
-        here = cells.get(_move(cell, placement))
-        if here is not None and here.colour and rd.colour and here.colour != rd.colour \
-                and rd.confidence > here.confidence:
-            cells[here.cell] = replace(here, colour=rd.colour, confidence=rd.confidence)
-    tiles = replace(first.tiles, cells=cells)
-    seen_again = {_move(c, placement): st for c, st in second.stacks.stacks.items()}
-    chances = {c: combined_chances(st, seen_again[c]) for c, st in first.stacks.stacks.items() if c in seen_again}
-    added = stacks_only_second_reads(first, second, placement)
-    stacks = read_at_heights(replace(first.stacks, stacks={**first.stacks.stacks, **added}),
-                             first.colours, first.geometry, first.profile, chances)
+    stacks_again = {_move(c, placement): st for c, st in second.stacks.stacks.items()}
+    tiles, rebased = settle_tiles(first, {_move(c, placement): rd for c, rd in second.tiles.cells.items()},
+                                  stacks_again)
+    chances = {c: combined_chances(st, stacks_again[c]) for c, st in first.stacks.stacks.items()
+               if c in stacks_again and c not in rebased}
+    added = stacks_only_second_reads(first, tiles.tiles, stacks_again)
+    stacks = {**first.stacks.stacks, **added,
+              **{c: _as_first_reads(first, c, stacks_again[c], stacks_again[c].confidence) for c in rebased}}
+    stacks = read_at_heights(replace(first.stacks, stacks=stacks), first.colours, first.geometry, first.profile,
+                             chances)
     warnings = reading_warnings(tiles, stacks, first.origin)
     if added:
         warnings.append({"code": "second-photo-only", "cells": warning_cells(first._public(c) for c in added),

@@ -4,6 +4,7 @@ of sample_images/NAME.jpg from another side at 35-60° (tools/render/plan.py --s
 import json
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import cv2
 import numpy as np
@@ -11,8 +12,10 @@ import pytest
 
 import vision
 from vision.hexgrid import plane_to_cell
-from vision.second_photo import HEIGHT_PRIOR, DifferentWorldError, combined_chances, place_second, rotate
-from vision.stacks import StackRead
+from vision.second_photo import (HEIGHT_PRIOR, DifferentWorldError, combined_chances, place_second, rotate,
+                                 settle_tiles)
+from vision.stacks import StackRead, StackReading
+from vision.tiles import CellRead, TileReading
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
 FROM_ABOVE = "s018-finished-redblack-tilt0_15"       # four of its ten stacks read a disc off alone
@@ -101,6 +104,58 @@ def test_a_stack_only_the_second_photo_shows_is_not_added_where_the_first_is_sur
     mended = vision.combine_readings(_missing(first, cell, 0.999), second)
     assert cell not in mended.stacks.stacks
     assert "second-photo-only" not in {w["code"] for w in mended.warnings}
+
+
+def _tile_doubted(reading, cell, confidence):
+    """`reading` as if its photo had read no tile on `cell`, at `confidence`."""
+    cells = {**reading.tiles.cells, cell: replace(reading.tiles.cells[cell], colour=None, confidence=confidence)}
+    return replace(reading, tiles=replace(reading.tiles, cells=cells))
+
+
+def test_a_tile_the_first_photo_doubts_is_settled_by_the_second(first, second):
+    """A tile the first photo reads as none, unsure (a dim tile, a lamp's glare), and the second
+    reads sure, is a tile, and a stack on it stays a stack on a tile."""
+    on_tiles = {c for c, st in first.stacks.stacks.items() if st.on_tile}
+    for cell in first.tiles.tiles:
+        mended = vision.combine_readings(_tile_doubted(first, cell, 0.6), second)
+        assert mended.tiles.tiles == first.tiles.tiles
+        assert {c for c, st in mended.stacks.stacks.items() if st.on_tile} == on_tiles
+
+
+def test_a_sure_read_of_the_first_photo_stays(first, second):
+    cell = next(iter(first.tiles.tiles))
+    mended = vision.combine_readings(_tile_doubted(first, cell, 0.95), second)
+    assert cell not in mended.tiles.tiles
+
+
+def _cell(colour, confidence):
+    return CellRead((0, 0), colour, confidence, (0.0, 0.0, 0.0), 1.0)
+
+
+def _photo(colour, confidence, stack_on_tile=None):
+    """What settle_tiles reads of a first photo: one cell, and a stack on it or none."""
+    stacks = {} if stack_on_tile is None else {(0, 0): replace(_stack_read((0.9, 0.1)), on_tile=stack_on_tile)}
+    return SimpleNamespace(tiles=TileReading(cells={(0, 0): _cell(colour, confidence)}, laid=[(0, 0)]),
+                           stacks=StackReading(stacks=stacks))
+
+
+@pytest.mark.parametrize("first_read, second_read, stack_first, stack_second, settled", [
+    (("white", 0.9), ("black", 0.95), None, None, "black"),       # colours: the more confident read
+    (("white", 0.95), ("black", 0.9), None, None, "white"),
+    ((None, 0.6), ("white", 0.99), None, None, "white"),          # a tile or none: sure against unsure
+    ((None, 0.9), ("white", 0.99), None, None, None),             # sure against sure: the first photo's
+    (("white", 0.6), (None, 0.7), None, None, "white"),           # unsure against unsure: the first photo's
+    ((None, 0.6), ("white", 0.99), False, True, "white"),         # a stack both photos read on the new base
+    ((None, 0.6), ("white", 0.99), False, None, None),            # a stack the second photo does not read
+    ((None, 0.6), ("white", 0.99), False, False, None),           # ... or reads on the table
+])
+def test_a_cell_the_photos_read_differently_is_settled(first_read, second_read, stack_first, stack_second, settled):
+    first = _photo(*first_read, stack_on_tile=stack_first)
+    again = {} if stack_second is None else {(0, 0): replace(_stack_read((0.9, 0.1)), on_tile=stack_second)}
+    tiles, rebased = settle_tiles(first, {(0, 0): _cell(*second_read)}, again)
+    assert tiles.cells[(0, 0)].colour == settled
+    assert rebased == ([(0, 0)] if stack_first is not None and settled != first_read[0] else [])
+    assert tiles.laid == ([(0, 0)] if settled == first_read[0] else [])     # a settled cell is no longer mended
 
 
 def test_a_photo_of_another_table_is_not_used_and_says_so(first):
