@@ -149,13 +149,15 @@ def _tops(reading: PhotoReading) -> dict:
     return {c: st.top for c, st in reading.stacks.stacks.items()}
 
 
-def settle_tiles(first: PhotoReading, tiles_again: dict, stacks_again: dict):
+def settle_tiles(first: PhotoReading, tiles_again: dict, stacks_again: dict) -> tuple:
     """The first photo's TileReading with each cell the second photo reads otherwise settled
     (`tiles_again` and `stacks_again`: the second photo's CellReads and StackReads by the first
     photo's cells). Two colours: the more confident read. A tile or none: the second photo's read
     where it is sure and the first's is not (CONFIDENT; a sure read of one photo against a sure
     read of the other stays as the first reads it), and where a stack stands on the cell only if
-    the second photo reads it on that base too. Returns (tiles, cells whose tile came and went)."""
+    the second photo reads it on that base too. A settled cell is no longer one the first photo's
+    reading mended (added, laid, dropped). Returns (tiles, the cells whose tile came or went under
+    a stack)."""
     cells, settled_cells, rebased = dict(first.tiles.cells), set(), []
     for cell, again in tiles_again.items():
         here = cells.get(cell)
