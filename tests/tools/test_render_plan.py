@@ -133,6 +133,20 @@ def test_second_views_show_the_same_scene_from_another_side_at_35_to_60_degrees(
         assert same(other) == same(json.loads(json.dumps(first)))
 
 
+def test_third_views_show_the_scene_from_a_third_side(tmp_path):
+    """A third photo turned from the first as far as the second, the other way: three sides of one table."""
+    specs = plan.make_plan(6, seed=3)
+    source = tmp_path / "plan.json"
+    source.write_text(json.dumps(specs))
+    plan.main(["--second-views", str(source), "--seed", "9", "--out", str(tmp_path / "second.json")])
+    plan.main(["--third-views", str(tmp_path / "second.json"), "--out", str(tmp_path / "third.json")])
+    second, third = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("second", "third"))
+    for two, three in zip(second, third):
+        assert three["azimuth_offset_deg"] == -two["azimuth_offset_deg"]
+        assert {k: v for k, v in three.items() if k != "azimuth_offset_deg"} == \
+            {k: v for k, v in two.items() if k != "azimuth_offset_deg"}
+
+
 def test_a_plan_with_sizes_off_shows_pieces_of_other_sizes_within_the_bound_and_the_truth_records_them():
     specs = plan.sizes_off(plan.make_plan(12, seed=5), 0.2, seed=5)
     factors = [f for s in specs for f in s["size_factors"].values()]

@@ -106,6 +106,9 @@ def main(argv=None):
     ap.add_argument("--second-views", metavar="PLAN",
                     help="instead of new positions: a second photo of every spec of PLAN, the same scene "
                          "from another side at 35-60° (bench/vision_accuracy.py --second-photos)")
+    ap.add_argument("--third-views", metavar="PLAN2",
+                    help="instead of new positions: a third photo of every spec of PLAN2 (a --second-views "
+                         "plan), the camera turned as far the other way about the table")
     ap.add_argument("--sizes-off", type=float, metavar="F",
                     help="pieces whose every size is the edition's times a factor drawn in [1-F, 1+F] for each "
                          "spec (a set vision was not told the sizes of: the pipeline should bear F = 0.2)")
@@ -115,6 +118,9 @@ def main(argv=None):
         ap.error("--sizes-off must be at least 0 and under 1")
     if args.second_views:
         write_plan(second_views(json.loads(Path(args.second_views).read_text()), args.seed), args.out)
+        return
+    if args.third_views:
+        write_plan(third_views(json.loads(Path(args.third_views).read_text())), args.out)
         return
     wants = [None if w == "any" else w for w in args.wants.split(",")]
     unknown = set(wants) - set(WANTS) - set(EXTRA_WANTS)
@@ -141,6 +147,12 @@ def second_views(specs, seed):
     rng = np.random.default_rng([seed, 2])
     return [{**spec, "tilt_band": "35-60",
              "azimuth_offset_deg": round(float(rng.choice([-1, 1]) * rng.uniform(45, 135)), 1)} for spec in specs]
+
+
+def third_views(second_specs):
+    """The specs of a second-views plan seen from a third side: the camera turned about the table
+    as far from the first photo's as the second's was, the other way."""
+    return [{**spec, "azimuth_offset_deg": -spec["azimuth_offset_deg"]} for spec in second_specs]
 
 
 def sizes_off(specs, off, seed):
