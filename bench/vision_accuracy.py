@@ -293,13 +293,13 @@ def summarise(rows: list[dict]) -> dict:
 
 # ------------------------------------------------------------------ running the CLI
 def run_vision(image: Path, profile: str | None, timeout: float, python: str, reserves: dict | None = None,
-               second: Path | None = None, camera: Path | None = None):
+               others: list = (), camera: Path | None = None):
     """(prediction JSON or None, wall seconds, in-process seconds or None, note)."""
     cmd = [python, "-m", "vision", "analyze", str(image), "--json"]
     if camera:
         cmd += ["--camera", str(camera)]
-    if second:
-        cmd += ["--second-photo", str(second)]
+    for other in others:
+        cmd += ["--second-photo", str(other)]
     if profile:
         cmd += ["--profile", profile]
     if reserves:
@@ -408,9 +408,9 @@ def read_images(items, args, measured_profiles: Path | None) -> list:
             profile = str(measured_profiles / f"{image.stem}.json")
             Path(profile).write_text(json.dumps(truth["profile"]))
         reserves = truth["position"].get("reserves") if args.reserves_from_truth else None
-        second = Path(args.second_photos) / image.name if args.second_photos else None
+        others = [Path(folder) / image.name for folder in args.second_photos]
         camera = image.with_name(f"{image.stem}.camera.json") if args.camera_files else None
-        pred, wall, inner, note = run_vision(image, profile, args.timeout, args.python, reserves, second, camera)
+        pred, wall, inner, note = run_vision(image, profile, args.timeout, args.python, reserves, others, camera)
         row = score_image(truth["position"], pred)
         row.update({"name": image.stem, "wall_s": wall, "vision_s": inner, "note": note,
                     "tilt_deg": meta.get("tilt_deg"), **{key: meta.get(key, "?") for key in GROUP_KEYS}})
@@ -435,9 +435,10 @@ def main(argv=None):
     ap.add_argument("--compare", metavar="EARLIER", help="an earlier run's --json: print what changed since")
     ap.add_argument("--reserves-from-truth", action="store_true",
                     help="give vision the true reserves, as players who count theirs would")
-    ap.add_argument("--second-photos", metavar="DIR",
+    ap.add_argument("--second-photos", metavar="DIR", action="append", default=[],
                     help="read each photo together with the photo of the same name in DIR (another "
-                         "view of the same table: tools/render/plan.py --second-views)")
+                         "view of the same table: tools/render/plan.py --second-views); given again, "
+                         "with a third photo too (plan.py --third-views)")
     ap.add_argument("--camera-files", action="store_true",
                     help="give vision each photo's lens, NAME.camera.json beside it (photos taken through "
                          "a distorting lens: tools/lens_distort.py)")
@@ -450,7 +451,7 @@ def main(argv=None):
     if not keys or set(keys) - set(GROUP_KEYS):
         sys.exit(f"vision_accuracy: --by takes some of {', '.join(GROUP_KEYS)}, not {args.by!r}")
     folder = Path(args.folder)
-    for given in (folder, args.second_photos):
+    for given in (folder, *args.second_photos):
         if given and not Path(given).is_dir():
             sys.exit(f"vision_accuracy: {given} is not a folder")
     earlier = None

@@ -1,4 +1,4 @@
-"""`python -m vision analyze PHOTO [--second-photo PHOTO2] [--profile SET.json] [--camera CAMERA.json]
+"""`python -m vision analyze PHOTO [--second-photo PHOTO2 ...] [--profile SET.json] [--camera CAMERA.json]
 [--debug OUT.png] [--json] [--reserves W,B]`.
 
 Exit codes: 0 success, 2 unreadable or invalid input, 3 no EXXIT World found.
@@ -51,14 +51,25 @@ def fitted_to_reserves(reading: dict, reserves: dict) -> dict:
     return fitted
 
 
+def photo_name(k: int) -> str:
+    """How messages name the k-th photo of a table (k >= 2).
+
+    >>> photo_name(3), photo_name(7)
+    ('the third photo', 'photo 7')
+    """
+    ordinals = {2: "second", 3: "third", 4: "fourth", 5: "fifth"}
+    return f"the {ordinals[k]} photo" if k in ordinals else f"photo {k}"
+
+
 def main(argv=None) -> int:
     parser = OneLineParser(prog="python -m vision", description="Read an EXXIT position from a photo.")
     sub = parser.add_subparsers(dest="command", required=True)
     an = sub.add_parser("analyze", help="print the position seen in PHOTO as exxit-position/1 JSON")
     an.add_argument("photo")
-    an.add_argument("--second-photo", metavar="PHOTO2",
+    an.add_argument("--second-photo", metavar="PHOTO2", action="append", default=[],
                     help="another photo of the same table from another side (35-60° from vertical reads "
-                         "heights best): every stack both photos show is read from both")
+                         "heights best): every stack both photos show is read from both; given again, "
+                         "a third photo from a third side is read with them")
     an.add_argument("--profile", help="set profile: a JSON file or an edition name "
                                       "(jactalea-red-black, silver-red, black-white)")
     an.add_argument("--camera", metavar="CAMERA.json",
@@ -77,8 +88,8 @@ def main(argv=None) -> int:
     try:
         lens = None if args.camera is None else load_lens(args.camera)
         reading = analyze_photo(args.photo, profile=args.profile, lens=lens)
-        if args.second_photo:
-            reading = add_second_photo(reading, args.second_photo, profile=args.profile, lens=lens)
+        for k, another in enumerate(args.second_photo, start=2):
+            reading = add_second_photo(reading, another, profile=args.profile, lens=lens, which=photo_name(k))
         obj = reading.to_json()
         if args.reserves:
             obj = fitted_to_reserves(obj, args.reserves)

@@ -33,7 +33,8 @@ HEIGHT_PRIOR = (0.635, 0.265, 0.076, 0.020, 0.003)   # heights 1..5 among a game
                         # read them before seeing a photo: the mean of their chances over the 1,508 stacks of
                         # the samples and dev renders (the truth's: 0.636, 0.287, 0.063, 0.013; BENCHMARKS.md,
                         # session 63)
-KEPT_WARNINGS = ("ignored-tiles",)     # of the first reading's; the second photo answers "view-from-above"
+KEPT_WARNINGS = ("ignored-tiles", "second-photo-unused")   # of the first reading's (which may hold an earlier
+                        # photo's); the second photo answers "view-from-above"
 SURE_EMPTY = 0.99       # a stack only the second photo reads is added where the first photo's chance of no
                         # stack is under it (the four dev and fresh sets' second views: 3 such stacks under it,
                         # all true; 5 over it, 3 of them false; BENCHMARKS.md, sessions 63 and 64)
@@ -106,21 +107,21 @@ def _move(cell, placement) -> tuple:
     return q + dq, r + dr
 
 
-def add_second_photo(first: PhotoReading, source, profile=None, lens=None) -> PhotoReading:
-    """`first` combined with the reading of the second photo `source` (combine_readings), taken
-    through `lens` if given (analyze_photo). A second
-    photo in which no World is found, or another World, leaves the reading as `first` has it, with
-    a "second-photo-unused" warning that says why; one that is not an image we can read raises
-    UnreadableImageError, saying that it is the second photo."""
+def add_second_photo(first: PhotoReading, source, profile=None, lens=None, which="the second photo") -> PhotoReading:
+    """`first` combined with the reading of another photo `source` (combine_readings), taken
+    through `lens` if given (analyze_photo); `which` names that photo in messages ("the third
+    photo" when `first` already holds a second). A photo in which no World is found, or another
+    World, leaves the reading as `first` has it, with a "second-photo-unused" warning that says
+    why; one that is not an image we can read raises UnreadableImageError, saying which photo it is."""
     try:
         return combine_readings(first, analyze_photo(source, profile=profile, lens=lens))
     except UnreadableImageError as exc:
-        exc.args = (f"the second photo: {exc}",)
+        exc.args = (f"{which}: {exc}",)
         raise
     except DifferentWorldError as exc:
-        reason = str(exc)
+        reason = str(exc).replace("the second photo", which, 1)
     except VisionError as exc:
-        reason = f"the second photo: {exc}"
+        reason = f"{which}: {exc}"
     return replace(first, warnings=first.warnings + [{"code": "second-photo-unused", "cells": [],
                                                       "message": f"{reason}; it was not used"}])
 
@@ -225,4 +226,5 @@ def combine_readings(first: PhotoReading, second: PhotoReading) -> PhotoReading:
                          "message": f"{len(added)} stack(s) only the second photo shows; please check"})
     warnings += [w for w in first.warnings if w["code"] in KEPT_WARNINGS]
     return replace(first, tiles=tiles, stacks=stacks, warnings=warnings,
-                   timing={**first.timing, "second_photo_s": second.timing.get("total_s", 0.0)})
+                   timing={**first.timing, "second_photo_s": first.timing.get("second_photo_s", 0.0)
+                           + second.timing.get("total_s", 0.0)})

@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 import cv2
+import numpy as np
 import pytest
 
 from synthetic import Scene, midgame, render
@@ -57,6 +58,28 @@ def test_a_second_photo_from_another_side_is_read_with_the_first(photo, tmp_path
     res = run("analyze", str(photo), "--second-photo", str(bad))
     assert res.returncode == 2 and res.stderr.startswith("vision: the second photo: ")
     assert res.stderr.count("\n") == 1
+
+
+def test_a_third_photo_is_read_with_the_first_two_and_named_in_messages(photo, tmp_path):
+    tiles, stacks = midgame()
+    for name, yaw in (("side.png", 140), ("other-side.png", 250)):
+        img, _ = render(Scene(tiles=tiles, stacks=stacks, tilt_deg=50, yaw_deg=yaw))
+        cv2.imwrite(str(tmp_path / name), img)
+    res = run("analyze", str(photo), "--second-photo", str(tmp_path / "side.png"),
+              "--second-photo", str(tmp_path / "other-side.png"), "--json")
+    assert res.returncode == 0, res.stderr
+    three = json.loads(res.stdout)
+    assert "second-photo-unused" not in {w["code"] for w in three["warnings"]}
+    blank = tmp_path / "table.png"
+    cv2.imwrite(str(blank), np.full((600, 800, 3), (90, 140, 170), np.uint8))
+    res = run("analyze", str(photo), "--second-photo", str(tmp_path / "side.png"), "--second-photo", str(blank),
+              "--json")
+    unused = [w["message"] for w in json.loads(res.stdout)["warnings"] if w["code"] == "second-photo-unused"]
+    assert len(unused) == 1 and unused[0].startswith("the third photo: no EXXIT World found")
+    bad = tmp_path / "bad.jpg"
+    bad.write_bytes(b"\xff\xd8\xff garbage")
+    res = run("analyze", str(photo), "--second-photo", str(tmp_path / "side.png"), "--second-photo", str(bad))
+    assert res.returncode == 2 and res.stderr.startswith("vision: the third photo: ")
 
 
 def test_exit_codes_and_one_line_messages(tmp_path):
