@@ -1,6 +1,7 @@
 """A second photo of the same table, from another side, read together with the first
 (vision/second_photo.py), on Blender renders: sample_images/second-photos/NAME.jpg shows the scene
-of sample_images/NAME.jpg from another side at 35-60° (tools/render/plan.py --second-views)."""
+of sample_images/NAME.jpg from another side at 35-60° (tools/render/plan.py --second-views), and
+sample_images/third-photos/NAME.jpg from a third side (--third-views)."""
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -57,6 +58,19 @@ def test_a_second_photo_from_the_side_mends_heights_a_photo_from_above_misreads(
     stacks = len(json.loads((SAMPLES / f"{FROM_ABOVE}.json").read_text())["position"]["stacks"])
     assert alone < stacks
     assert together - alone > (stacks - alone) / 2      # most of the heights misread alone are mended
+
+
+def test_a_third_photo_from_a_third_side_reads_every_height():
+    """sample_images/third-photos/NAME.jpg shows the table of NAME.jpg from a third side: on s015,
+    from nearly straight above, two photos still read a stack a disc off; three read every height."""
+    name = "s015-midgame-blackwhite-tilt0_15"
+    one = vision.analyze_photo(SAMPLES / f"{name}.jpg")
+    two = vision.add_second_photo(one, SAMPLES / "second-photos" / f"{name}.jpg")
+    three = vision.add_second_photo(two, SAMPLES / "third-photos" / f"{name}.jpg", which="the third photo")
+    stacks = len(json.loads((SAMPLES / f"{name}.json").read_text())["position"]["stacks"])
+    assert _heights_right(one, name) < _heights_right(two, name) < _heights_right(three, name) == stacks
+    assert "second-photo-unused" not in {w["code"] for w in three.warnings}
+    assert three.timing["second_photo_s"] > two.timing["second_photo_s"]
 
 
 def test_the_first_photo_stays_the_reference(first, both):
