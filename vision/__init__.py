@@ -16,10 +16,10 @@ from .loading import decode_image
 from .pipeline import analyze_photo
 from .profile import SetProfile, load_profile
 from .reading import InconsistentReadingError, PhotoReading
-from .second_photo import DifferentWorldError, add_second_photo, combine_readings
+from .second_photo import DifferentWorldError, add_second_photo, combine_readings, photo_name
 from .stacks import CONFIDENT as STACK_CONFIDENT
 
 __all__ = ["analyze_photo", "load_profile", "SetProfile", "PhotoReading", "VisionError",
            "UnreadableImageError", "NoWorldFoundError", "ProfileError", "InconsistentReadingError",
            "decode_image", "fit_heights", "FitError", "STACK_CONFIDENT", "combine_readings",
-           "add_second_photo", "DifferentWorldError", "Lens", "load_lens", "LensError"]
+           "add_second_photo", "photo_name", "DifferentWorldError", "Lens", "load_lens", "LensError"]

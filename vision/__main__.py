@@ -51,16 +51,6 @@ def fitted_to_reserves(reading: dict, reserves: dict) -> dict:
     return fitted
 
 
-def photo_name(k: int) -> str:
-    """How messages name the k-th photo of a table (k >= 2).
-
-    >>> photo_name(3), photo_name(7)
-    ('the third photo', 'photo 7')
-    """
-    ordinals = {2: "second", 3: "third", 4: "fourth", 5: "fifth"}
-    return f"the {ordinals[k]} photo" if k in ordinals else f"photo {k}"
-
-
 def main(argv=None) -> int:
     parser = OneLineParser(prog="python -m vision", description="Read an EXXIT position from a photo.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -82,7 +72,7 @@ def main(argv=None) -> int:
                          "stacks' heights are fitted to the discs that are then on the table (the "
                          "debug overlay shows them as read)")
     args = parser.parse_args(argv)
-    from . import add_second_photo, analyze_photo
+    from . import add_second_photo, analyze_photo, photo_name
     from .lens import load_lens
     from .loading import load_image
     try:

@@ -107,10 +107,20 @@ def _move(cell, placement) -> tuple:
     return q + dq, r + dr
 
 
+def photo_name(k: int) -> str:
+    """How messages name the k-th photo of a table (k >= 2).
+
+    >>> photo_name(3), photo_name(7)
+    ('the third photo', 'photo 7')
+    """
+    ordinals = {2: "second", 3: "third", 4: "fourth", 5: "fifth"}
+    return f"the {ordinals[k]} photo" if k in ordinals else f"photo {k}"
+
+
 def add_second_photo(first: PhotoReading, source, profile=None, lens=None, which="the second photo") -> PhotoReading:
     """`first` combined with the reading of another photo `source` (combine_readings), taken
-    through `lens` if given (analyze_photo); `which` names that photo in messages ("the third
-    photo" when `first` already holds a second). A photo in which no World is found, or another
+    through `lens` if given (analyze_photo); `which` names that photo in messages (photo_name(3)
+    when `first` already holds a second). A photo in which no World is found, or another
     World, leaves the reading as `first` has it, with a "second-photo-unused" warning that says
     why; one that is not an image we can read raises UnreadableImageError, saying which photo it is."""
     try:

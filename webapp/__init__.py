@@ -23,6 +23,7 @@ def create_app(test_config=None):
         MAX_CONTENT_LENGTH=25 * 1024 * 1024,
         MAX_IMAGE_PIXELS=40_000_000,
         ANALYSIS_MAX_SIDE=2400,
+        ANALYSIS_MAX_PHOTOS=4,          # of one table, read together (each one more takes a photo's time)
         CONCURRENT_ANALYSES=2,
         VISION_PROFILE=None,
         VISION_CAMERA=None,

@@ -6,7 +6,7 @@ from . import db, referee
 from .errors import InputError
 from .photos import decode_photo
 
-SECOND_PHOTO = "second-photo:"     # the source of an analysis that read a stored photo with a second one
+SECOND_PHOTO = "second-photo:"     # the source of an analysis that read a stored analysis's photos with one more
 SIDES = {"white": "white", "black": "black", "unknown": None, "": None}
 
 
@@ -20,18 +20,16 @@ def side_to_move(value):
     return SIDES[side]
 
 
-def analyse_upload(source, data, to_move, second_data=None):
-    """Decode, read, analyse and store a photo (with a second photo of the same table, read
-    together: vision.combine_readings); return the stored record's JSON for clients."""
+def analyse_upload(source, data, to_move, other_data=()):
+    """Decode, read, analyse and store a photo (with other photos of the same table from other
+    sides, read together: vision.combine_readings); return the stored record's JSON for clients."""
     config = current_app.config
     photo = decode_photo(data, config["MAX_IMAGE_PIXELS"], config["ANALYSIS_MAX_SIDE"])
-    second = None
-    if second_data is not None:
-        second = decode_photo(second_data, config["MAX_IMAGE_PIXELS"], config["ANALYSIS_MAX_SIDE"])
-    reading, overlay, position = referee.read_photo(photo, to_move, second)
+    others = [decode_photo(d, config["MAX_IMAGE_PIXELS"], config["ANALYSIS_MAX_SIDE"]) for d in other_data]
+    reading, overlay, position = referee.read_photo(photo, to_move, others)
     analysis, problem = referee.answer_or_problem(position)
     # stored even when the reading is impossible: the page lets the user correct it
-    analysis_id = db.insert_analysis(source, photo.jpeg, reading, overlay, position)
+    analysis_id = db.insert_analysis(source, photo.jpeg, reading, overlay, position, [o.jpeg for o in others])
     link = url_for("pages.result", analysis_id=analysis_id, _external=True)
     if problem is not None:
         raise InputError(f"The photo reads as an impossible position ({problem}); "
@@ -40,20 +38,33 @@ def analyse_upload(source, data, to_move, second_data=None):
     return {"id": analysis_id, "link": link, "position": position, "analysis": analysis}
 
 
-def add_second_photo(analysis_id, data):
-    """A new analysis of a stored analysis's photo read together with a second photo of the same
-    table (the stored one stays as it is, corrections and all); None if there is no such analysis."""
+def add_photo(analysis_id, data):
+    """A new analysis of a stored analysis's photos (its own and those it read with it) read together
+    with one more photo of the same table (the stored one stays as it is, corrections and all);
+    None if there is no such analysis."""
     record = db.load_analysis(analysis_id)
     if record is None:
         return None
-    return analyse_upload(f"{SECOND_PHOTO}{analysis_id}", db.load_photo(analysis_id),
-                          record["position"].get("to_move"), data)
+    others = db.load_other_photos(analysis_id)
+    most = current_app.config["ANALYSIS_MAX_PHOTOS"]
+    if 1 + len(others) >= most:
+        raise InputError(f"This analysis already reads {1 + len(others)} photos of the table, the most one "
+                         f"reads ({most}).", "too_many_photos", 422)
+    return analyse_upload(f"{SECOND_PHOTO}{first_analysis(record) or analysis_id}", db.load_photo(analysis_id),
+                          record["position"].get("to_move"), [*others, data])
 
 
 def first_analysis(record):
-    """The id of the analysis whose photo a record read with a second photo, or None."""
+    """The id of the analysis of the first photo alone, of a record that read it with others, or None."""
     source = record["source"]
     return source.removeprefix(SECOND_PHOTO) if source.startswith(SECOND_PHOTO) else None
+
+
+def photos_read(record):
+    """How many photos of the table a stored analysis read (one read with a second photo before
+    the other photos were kept counts two)."""
+    count = db.count_photos(record["id"])
+    return max(count, 2) if first_analysis(record) else count
 
 
 def stored_analysis(analysis_id):

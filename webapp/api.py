@@ -3,7 +3,7 @@
 from flask import Blueprint, jsonify, request, url_for
 
 from . import db, openapi, referee
-from .analyses import add_second_photo, analyse_upload, side_to_move, stored_analysis
+from .analyses import add_photo, analyse_upload, side_to_move, stored_analysis
 from .errors import InputError
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -54,7 +54,7 @@ def second_photo(analysis_id):
     upload = request.files.get("photo")
     if upload is None:
         raise InputError("Send the second photo as the multipart file field 'photo'.", "missing_photo", 400)
-    record = add_second_photo(analysis_id, upload.read())
+    record = add_photo(analysis_id, upload.read())
     if record is None:
         raise InputError("No analysis with this id.", "not_found", 404)
     return jsonify(record)

@@ -40,8 +40,9 @@ def _now():
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def insert_analysis(source, photo_jpeg, reading, overlay, position):
-    """Store a new analysis in one transaction and return its id."""
+def insert_analysis(source, photo_jpeg, reading, overlay, position, other_photos=()):
+    """Store a new analysis, with the JPEGs of the other photos of the table it read with its own
+    (second, third, ...), in one transaction and return its id."""
     analysis_id = secrets.token_urlsafe(9)
     now = _now()
     db = get_db()
@@ -52,6 +53,8 @@ def insert_analysis(source, photo_jpeg, reading, overlay, position):
             (analysis_id, now, now, source, photo_jpeg, json.dumps(reading), json.dumps(overlay),
              json.dumps(position)),
         )
+        db.executemany("INSERT INTO other_photo (analysis_id, k, photo) VALUES (?, ?, ?)",
+                       [(analysis_id, k, jpeg) for k, jpeg in enumerate(other_photos, start=2)])
     return analysis_id
 
 
@@ -71,6 +74,19 @@ def load_analysis(analysis_id):
 def load_photo(analysis_id):
     row = get_db().execute("SELECT photo FROM analysis WHERE id = ?", (analysis_id,)).fetchone()
     return None if row is None else bytes(row["photo"])
+
+
+def load_other_photos(analysis_id):
+    """The JPEGs of the other photos an analysis read with its own, second first."""
+    rows = get_db().execute("SELECT photo FROM other_photo WHERE analysis_id = ? ORDER BY k",
+                            (analysis_id,)).fetchall()
+    return [bytes(row["photo"]) for row in rows]
+
+
+def count_photos(analysis_id):
+    """How many photos of the table an analysis read: its own and the others."""
+    row = get_db().execute("SELECT COUNT(*) FROM other_photo WHERE analysis_id = ?", (analysis_id,)).fetchone()
+    return 1 + row[0]
 
 
 def save_corrections(analysis_id, position, corrections):

@@ -148,10 +148,12 @@ def document():
                 "responses": {"200": {"description": "the stored analysis"},
                               "404": _error("no such analysis")}}},
             "/api/analyses/{id}/second-photo": {"post": {
-                "summary": "Read a stored analysis's photo together with a second photo of the same table",
-                "description": "A new analysis (the stored one stays as it is): every stack both photos "
-                               "show is read at the height both photos together make likeliest. Best "
-                               "taken from another side of the table, 35-60 degrees from vertical.",
+                "summary": "Read a stored analysis's photos together with one more photo of the same table",
+                "description": "A new analysis (the stored one stays as it is): every stack the photos "
+                               "show is read at the height they together make likeliest. Best taken from "
+                               "another side of the table, 35-60 degrees from vertical. Posted to an "
+                               "analysis already read from two photos, the new one reads all three; one "
+                               "analysis reads at most ANALYSIS_MAX_PHOTOS (4) photos.",
                 "parameters": [{"name": "id", "in": "path", "required": True,
                                 "schema": {"type": "string"}}],
                 "requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
@@ -163,9 +165,10 @@ def document():
                     "400": _error("no photo, not an image, corrupt or truncated image"),
                     "404": _error("no such analysis"),
                     "413": _error("upload over 25 MB or too many pixels"),
-                    "422": _error("no EXXIT World found in the second photo (code no_world), another "
-                                  "World than the first photo's (code different_world), or an "
-                                  "impossible reading (code impossible_reading, as for /api/analyze)")}}},
+                    "422": _error("no EXXIT World found in the new photo (code no_world), another "
+                                  "World than the first photo's (code different_world), already the most "
+                                  "photos an analysis reads (code too_many_photos), or an impossible "
+                                  "reading (code impossible_reading, as for /api/analyze)")}}},
             "/api/analyses/{id}/position": {"put": {
                 "summary": "Save a corrected position with the corrections that made it",
                 "parameters": [{"name": "id", "in": "path", "required": True,

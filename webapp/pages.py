@@ -9,9 +9,10 @@ from pathlib import Path
 from flask import (Blueprint, abort, current_app, redirect, render_template, request, send_file,
                    url_for)
 from PIL import Image
+from vision import photo_name
 
 from . import db, referee
-from .analyses import add_second_photo, analyse_upload, first_analysis, side_to_move, stored_analysis
+from .analyses import add_photo, analyse_upload, first_analysis, photos_read, side_to_move, stored_analysis
 from .errors import InputError
 
 bp = Blueprint("pages", __name__)
@@ -20,6 +21,7 @@ SAMPLE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 THUMB_SIZE = (360, 270)
 RECENT = 8
 SAMPLES_SHOWN = 8   # the rest of the gallery is folded, so that a phone reaches the recent analyses
+NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five"}
 
 
 def _sample_dir():
@@ -67,8 +69,9 @@ def recent():
             dances = [d["text"] for c in referee.COLOURS for d in analysis["forced_dances"][c]]
             summary = (", ".join(dances) or "no forced dance") + \
                 f"; White {analysis['score']['white']} · Black {analysis['score']['black']}"
-        first = first_analysis(record)
-        source = "with a second photo" if first else record["source"].removeprefix("sample:")
+        photos = photos_read(record)
+        source = record["source"].removeprefix("sample:") if photos == 1 else \
+            "with a second photo" if photos == 2 else f"with {photos - 1} more photos"
         items.append({"id": record["id"], "when": record["created"][11:16], "source": source,
                       "summary": summary})
     return items
@@ -150,8 +153,13 @@ def _render_result(analysis_id, error=None, status=200):
     record = stored_analysis(analysis_id)
     if record is None:
         abort(404, description="No analysis with this link: it may have been made on another server.")
+    photos = photos_read(record)
     return render_template("result.html", record=record, unsure_below=referee.UNSURE_BELOW, error=error,
-                           first_analysis=first_analysis(record),
+                           first_analysis=first_analysis(record), photos=NUMBER_WORDS.get(photos, str(photos)),
+                           next_photo=photo_name(photos + 1).removeprefix("the "),
+                           read_label="Read both photos" if photos == 1 else
+                           f"Read all {NUMBER_WORDS.get(photos + 1, photos + 1)} photos",
+                           another_photo=photos < current_app.config["ANALYSIS_MAX_PHOTOS"],
                            photo_url=url_for("pages.photo", analysis_id=analysis_id)), status
 
 
@@ -162,7 +170,7 @@ def second_photo(analysis_id):
     try:
         if upload is None or not upload.filename:
             raise InputError("Choose the second photo first.", "missing_photo", 400)
-        record = add_second_photo(analysis_id, upload.read())
+        record = add_photo(analysis_id, upload.read())
     except InputError as error:
         if "id" in error.details:
             return redirect(url_for("pages.result", analysis_id=error.details["id"]), 303)

@@ -189,16 +189,17 @@ def no_world_error(reason, which="this photo"):
                       "player's seat with the whole World in view, in good light.", "no_world", 422)
 
 
-def _read(bgr, second_bgr=None):
-    """Vision's reading of a photo, combined with a second photo of the same table when one is
-    given: (reading JSON, the reading itself); vision's errors as 4xx."""
+def _read(bgr, others_bgr=()):
+    """Vision's reading of a photo, combined with other photos of the same table (second, third,
+    ...) when given: (reading JSON, the reading itself); vision's errors as 4xx."""
     reading = _analyze(bgr, "this photo")
-    if second_bgr is not None:
+    for k, other in enumerate(others_bgr, start=2):
+        which = vision.photo_name(k)
         try:
-            reading = vision.combine_readings(reading, _analyze(second_bgr, "the second photo"))
+            reading = vision.combine_readings(reading, _analyze(other, which))
         except vision.DifferentWorldError as exc:
-            raise InputError(f"{sentence(str(exc))} Photograph the same table from another side.",
-                             "different_world", 422)
+            raise InputError(f"{sentence(str(exc).replace('the second photo', which, 1))} Photograph the same "
+                             "table from another side.", "different_world", 422)
     return reading.to_json(), reading
 
 
@@ -253,12 +254,12 @@ def photo_overlay(reading, width, height):
     }
 
 
-def read_photo(photo, to_move=None, second=None):
-    """Photo (and a second photo of the same table) -> (reading JSON, overlay, position JSON); at
-    most CONCURRENT_ANALYSES at once."""
+def read_photo(photo, to_move=None, others=()):
+    """Photo (and other photos of the same table, from other sides) -> (reading JSON, overlay,
+    position JSON); at most CONCURRENT_ANALYSES at once."""
     try:
         with current_app.extensions["analysis_slots"]:
-            reading_json, reading = _read(photo.bgr, None if second is None else second.bgr)
+            reading_json, reading = _read(photo.bgr, [other.bgr for other in others])
         if not reading_json["tiles"]:
             raise no_world_error("no tile was recognised")
         overlay = photo_overlay(reading, photo.width, photo.height)

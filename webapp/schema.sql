@@ -10,3 +10,11 @@ CREATE TABLE IF NOT EXISTS analysis (
     position    TEXT NOT NULL,              -- the current position: the reading plus corrections
     corrections TEXT NOT NULL DEFAULT '[]'  -- the user's corrections, oldest first
 );
+
+-- The photos an analysis read with its own, from other sides of the table: k = 2 for the second, 3 for the third.
+CREATE TABLE IF NOT EXISTS other_photo (
+    analysis_id TEXT NOT NULL REFERENCES analysis (id),
+    k           INTEGER NOT NULL,
+    photo       BLOB NOT NULL,              -- the JPEG that vision read (orientation applied)
+    PRIMARY KEY (analysis_id, k)
+);

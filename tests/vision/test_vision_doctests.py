@@ -5,7 +5,7 @@ import importlib
 
 import pytest
 
-MODULES = ["vision", "vision.__main__", "vision.fitting", "vision.hexgrid", "vision.lens", "vision.profile", "vision.second_photo"]
+MODULES = ["vision", "vision.fitting", "vision.hexgrid", "vision.lens", "vision.profile", "vision.second_photo"]
 
 
 @pytest.mark.parametrize("name", MODULES)

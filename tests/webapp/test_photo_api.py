@@ -83,6 +83,29 @@ def test_a_second_photo_makes_a_new_analysis_and_leaves_the_first_as_it_was(clie
     assert "UTC · with a second photo" in client.get("/").get_data(as_text=True)
 
 
+def test_a_third_photo_is_read_with_the_first_two_up_to_the_most_an_analysis_reads(client, app):
+    """Posted to an analysis read from two photos, a third photo makes one read from all three
+    (sample s015: two photos read a stack a disc off, three read every height); the page links to
+    the first photo alone and offers a fourth until the most photos one analysis reads."""
+    name = "s015-midgame-blackwhite-tilt0_15"
+    one = _analyse(client, name)
+    two = _second(client, one["id"], SAMPLE_DIR / "second-photos" / f"{name}.jpg").json
+    response = _second(client, two["id"], SAMPLE_DIR / "third-photos" / f"{name}.jpg")
+    assert response.status_code == 200, response.json
+    three = response.json
+    truth = json.loads((SAMPLE_DIR / f"{name}.json").read_text())["position"]
+    heights = lambda position: sorted(len(s["discs"]) for s in position["stacks"])
+    assert heights(two["position"]) != heights(truth) == heights(three["position"])
+    page = client.get(three["link"]).get_data(as_text=True)
+    assert "Read from three photos" in page and f'href="/a/{one["id"]}"' in page
+    assert "Fourth photo" in page and "Read all four photos" in page
+    assert "UTC · with 2 more photos" in client.get("/").get_data(as_text=True)
+    app.config["ANALYSIS_MAX_PHOTOS"] = 3
+    again = _second(client, three["id"], SAMPLE_DIR / "third-photos" / f"{name}.jpg")
+    assert again.status_code == 422 and again.json["code"] == "too_many_photos"
+    assert 'id="second-photo-form"' not in client.get(three["link"]).get_data(as_text=True)
+
+
 def test_a_second_photo_of_another_table_or_none_is_a_clear_4xx(client, tmp_path):
     first = _analyse(client, SECOND)
     other = _second(client, first["id"], SAMPLE_DIR / "s062-midgame-silverred-tilt15_35.jpg")

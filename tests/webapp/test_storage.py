@@ -1,6 +1,7 @@
 """Stored analyses: permanent links, saved corrections, nothing lost when other requests fail."""
 
 import io
+import json
 
 from webapp_examples import example_position
 
@@ -59,3 +60,29 @@ def test_storage_survives_a_new_app_on_the_same_database(app, stored):
 
     again = create_app({"TESTING": True, "DATABASE": app.config["DATABASE"]})
     assert again.test_client().get(f"/a/{stored}").status_code == 200
+
+
+def test_a_database_from_before_other_photos_were_kept_still_serves_its_analyses(tmp_path):
+    """A database made before the other photos of a table were kept (no other_photo table) gains it
+    on start, and its analyses, one read with a second photo among them, are served as they were."""
+    import sqlite3
+
+    from webapp import create_app
+
+    path = tmp_path / "old.sqlite"
+    old_schema = ("CREATE TABLE analysis (id TEXT PRIMARY KEY, created TEXT NOT NULL, updated TEXT NOT NULL, "
+                  "source TEXT NOT NULL, photo BLOB NOT NULL, reading TEXT NOT NULL, overlay TEXT NOT NULL, "
+                  "position TEXT NOT NULL, corrections TEXT NOT NULL DEFAULT '[]')")
+    position = json.dumps(example_position())
+    with sqlite3.connect(path) as db:
+        db.execute(old_schema)
+        for record, source in (("first", "upload"), ("both", "second-photo:first")):
+            db.execute("INSERT INTO analysis VALUES (?, '2026-12-01T10:00:00+00:00', '2026-12-01T10:00:00+00:00', "
+                       "?, ?, ?, '{\"cells\": {}, \"tops\": {}}', ?, '[]')",
+                       (record, source, b"\xff\xd8\xff", json.dumps({**example_position(), "warnings": []}), position))
+    db.close()
+    client = create_app({"TESTING": True, "DATABASE": str(path)}).test_client()
+    assert client.get("/api/analyses/first").json["position"] == json.loads(position)
+    page = client.get("/a/both").get_data(as_text=True)
+    assert "Read from two photos" in page and 'href="/a/first"' in page
+    assert "UTC · with a second photo" in client.get("/").get_data(as_text=True)

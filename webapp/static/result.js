@@ -526,11 +526,15 @@
         $("editor").scrollIntoView({block: "nearest", behavior: "smooth"});
       }, {class: "button chip-button", "data-check": k});
     }
-    const more = html("p", {}, part, "Or let a second photo of the table, from another side, read them again: ");
-    button(more, "Add a second photo", () => {
-      $("second-photo-form").scrollIntoView({block: "nearest", behavior: "smooth"});
-      $("second-photo-input").click();
-    }, {class: "button chip-button", id: "ask-second-photo"});
+    const another = $("second-photo-form");
+    if (another) {
+      const next = another.dataset.nextPhoto;
+      const more = html("p", {}, part, `Or let a ${next} of the table, from another side, read them again: `);
+      button(more, `Add a ${next}`, () => {
+        another.scrollIntoView({block: "nearest", behavior: "smooth"});
+        $("second-photo-input").click();
+      }, {class: "button chip-button", id: "ask-second-photo"});
+    }
   }
 
   // One line under the editor, so that a phone user sees the new answer without scrolling up.
