@@ -11,7 +11,7 @@ The first photo stays the reference: its World, its stacks and its image geometr
 drawn on it); the second adds evidence where both see a stack, adds (flagged) a stack the first
 photo missed where it was not sure of none, and settles a cell the two photos read differently:
 a tile's colour by the more confident read, a tile or none by the second's sure read where the
-first's is unsure.
+first's is unsure (and flagged where both are sure, for a third photo to settle).
 """
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ HEIGHT_PRIOR = (0.635, 0.265, 0.076, 0.020, 0.003)   # heights 1..5 among a game
                         # session 63)
 KEPT_WARNINGS = ("ignored-tiles", "second-photo-unused")   # of the first reading's (which may hold an earlier
                         # photo's); the second photo answers "view-from-above"
+DISPUTED = 0.5          # the confidence of a tile or none one photo reads sure and another sure otherwise
 SURE_EMPTY = 0.99       # a stack only the second photo reads is added where the first photo's chance of no
                         # stack is under it (the four dev and fresh sets' second views: 3 such stacks under it,
                         # all true; 5 over it, 3 of them false; BENCHMARKS.md, sessions 63 and 64)
@@ -161,20 +162,23 @@ def _tops(reading: PhotoReading) -> dict:
 
 
 def settle_tiles(first: PhotoReading, tiles_again: dict, stacks_again: dict) -> tuple:
-    """The first photo's TileReading with each cell the second photo reads otherwise settled
+    """The first photo's TileReading with each cell the second photo reads too settled
     (`tiles_again` and `stacks_again`: the second photo's CellReads and StackReads by the first
     photo's cells). Two colours: the more confident read. A tile or none: the second photo's read
-    where it is sure and the first's is not (CONFIDENT; a sure read of one photo against a sure
-    read of the other stays as the first reads it), and where a stack stands on the cell only if
-    the second photo reads it on that base too. A settled cell is no longer one the first photo's
-    reading mended (added, laid, dropped). Returns (tiles, the cells whose tile came or went under
-    a stack)."""
+    where it is sure and the first's is not (CONFIDENT), and where a stack stands on the cell only
+    if the second photo reads it on that base too; a sure read against a sure read stays as the
+    first photo reads it, flagged (DISPUTED), for a user or a further photo to settle. A read
+    both photos agree on is as sure as the surer. A settled cell is no longer one the first
+    photo's reading mended (added, laid, dropped). Returns (tiles, the cells whose tile came or
+    went under a stack)."""
     cells, settled_cells, rebased = dict(first.tiles.cells), set(), []
     for cell, again in tiles_again.items():
         here = cells.get(cell)
-        if here is None or here.colour == again.colour:
+        if here is None:
             continue
-        if here.colour and again.colour:
+        if here.colour == again.colour:
+            settled = again.confidence >= TILE_CONFIDENT > here.confidence
+        elif here.colour and again.colour:
             settled = again.confidence > here.confidence
         else:
             stack, stack_again = first.stacks.stacks.get(cell), stacks_again.get(cell)
@@ -182,6 +186,8 @@ def settle_tiles(first: PhotoReading, tiles_again: dict, stacks_again: dict) -> 
                 stack is None or (stack_again is not None and stack_again.on_tile == bool(again.colour)))
             if settled and stack is not None:
                 rebased.append(cell)
+            if min(here.confidence, again.confidence) >= TILE_CONFIDENT:
+                cells[cell] = replace(here, confidence=DISPUTED)
         if settled:
             cells[cell] = replace(here, colour=again.colour, confidence=again.confidence)
             settled_cells.add(cell)

@@ -16,6 +16,7 @@ from vision.hexgrid import plane_to_cell
 from vision.second_photo import (HEIGHT_PRIOR, DifferentWorldError, combined_chances, place_second, rotate,
                                  settle_tiles)
 from vision.stacks import StackRead, StackReading
+from vision.tiles import CONFIDENT as TILE_CONFIDENT
 from vision.tiles import CellRead, TileReading
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
@@ -170,6 +171,20 @@ def test_a_cell_the_photos_read_differently_is_settled(first_read, second_read, 
     assert tiles.cells[(0, 0)].colour == settled
     assert rebased == ([(0, 0)] if stack_first is not None and settled != first_read[0] else [])
     assert tiles.laid == ([(0, 0)] if settled == first_read[0] else [])     # a settled cell is no longer mended
+
+
+def test_a_tile_two_photos_read_sure_and_otherwise_is_flagged_for_a_third_photo_to_settle():
+    tiles, _ = settle_tiles(_photo(None, 0.9), {(0, 0): _cell("white", 0.99)}, {})
+    assert tiles.cells[(0, 0)].colour is None and tiles.cells[(0, 0)].confidence < TILE_CONFIDENT
+    two = SimpleNamespace(tiles=tiles, stacks=StackReading())
+    three, _ = settle_tiles(two, {(0, 0): _cell("white", 0.95)}, {})
+    assert three.cells[(0, 0)].colour == "white" and three.cells[(0, 0)].confidence >= TILE_CONFIDENT
+
+
+def test_a_read_another_photo_confirms_sure_is_sure():
+    tiles, _ = settle_tiles(_photo("white", 0.6), {(0, 0): _cell("white", 0.95)}, {})
+    assert (tiles.cells[(0, 0)].colour, tiles.cells[(0, 0)].confidence) == ("white", 0.95)
+    assert tiles.laid == []                 # no longer a mend of the first photo's to check
 
 
 def test_a_photo_of_another_table_is_not_used_and_says_so(first):
