@@ -154,12 +154,14 @@ def _render_result(analysis_id, error=None, status=200):
     if record is None:
         abort(404, description="No analysis with this link: it may have been made on another server.")
     photos = photos_read(record)
+    # the photos another one is read with: an analysis from before they were kept has only its own
+    kept = db.count_photos(analysis_id)
     return render_template("result.html", record=record, unsure_below=referee.UNSURE_BELOW, error=error,
                            first_analysis=first_analysis(record), photos=NUMBER_WORDS.get(photos, str(photos)),
-                           next_photo=photo_name(photos + 1).removeprefix("the "),
-                           read_label="Read both photos" if photos == 1 else
-                           f"Read all {NUMBER_WORDS.get(photos + 1, photos + 1)} photos",
-                           another_photo=photos < current_app.config["ANALYSIS_MAX_PHOTOS"],
+                           next_photo=photo_name(kept + 1).removeprefix("the "),
+                           read_label="Read both photos" if kept == 1 else
+                           f"Read all {NUMBER_WORDS.get(kept + 1, kept + 1)} photos",
+                           another_photo=kept < current_app.config["ANALYSIS_MAX_PHOTOS"],
                            photo_url=url_for("pages.photo", analysis_id=analysis_id)), status
 
 

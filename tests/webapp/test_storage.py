@@ -85,4 +85,5 @@ def test_a_database_from_before_other_photos_were_kept_still_serves_its_analyses
     assert client.get("/api/analyses/first").json["position"] == json.loads(position)
     page = client.get("/a/both").get_data(as_text=True)
     assert "Read from two photos" in page and 'href="/a/first"' in page
+    assert "Second photo" in page and "Read both photos" in page    # its second photo was not kept
     assert "UTC · with a second photo" in client.get("/").get_data(as_text=True)
