@@ -57,13 +57,14 @@ def rotate(cell, k: int) -> tuple:
     return q, r
 
 
-def place_second(first: dict, second: dict, first_tops: dict | None = None, second_tops: dict | None = None) -> tuple:
+def place_second(first: dict, second: dict, first_tops: dict | None = None, second_tops: dict | None = None,
+                 which: str = "the second photo") -> tuple:
     """(k, shift): the turn by k * 60° and the lattice shift that put the most of `second`'s tiles
     ({cell: colour}) on tiles of `first` of the same colour, the fewest on other cells, and as
     much of its stacks' tops (`second_tops`, {cell: top colour}) on `first_tops` of the same
-    colour; raises DifferentWorldError when no placement makes the tiles agree. The stacks tell
-    apart the placements a symmetric World allows: the opening diamond looks the same turned half
-    round, its stacks do not.
+    colour; raises DifferentWorldError, naming the second photo as `which`, when no placement
+    makes the tiles agree. The stacks tell apart the placements a symmetric World allows: the
+    opening diamond looks the same turned half round, its stacks do not.
 
     >>> first = {(0, 0): "white", (1, 0): "white", (0, 1): "black", (1, -1): "black", (2, -1): "white"}
     >>> place_second(first, {(3, 3): "white", (2, 4): "white", (2, 3): "black", (3, 4): "black", (2, 5): "white"})
@@ -84,14 +85,14 @@ def place_second(first: dict, second: dict, first_tops: dict | None = None, seco
             if best_score is None or score > best_score:
                 best, best_score = (k, shift), score
     if best is None:
-        raise DifferentWorldError("the second photo does not show the World of the first: "
+        raise DifferentWorldError(f"{which} does not show the World of the first: "
                                   "their tiles have no colour in common")
     moved = {_move(c, best): col for c, col in second.items()}
     shared = [c for c in moved if c in first]
     agree = sum(1 for c in shared if first[c] == moved[c])
     if len(shared) < max(MIN_SHARED_TILES, MIN_AGREEMENT * max(len(first), len(second))) \
             or agree < MIN_AGREEMENT * len(shared):
-        raise DifferentWorldError(f"the second photo does not show the World of the first: at best "
+        raise DifferentWorldError(f"{which} does not show the World of the first: at best "
                                   f"{agree} of its {len(second)} tiles match the first photo's {len(first)}")
     return best
 
@@ -125,12 +126,12 @@ def add_second_photo(first: PhotoReading, source, profile=None, lens=None, which
     World, leaves the reading as `first` has it, with a "second-photo-unused" warning that says
     why; one that is not an image we can read raises UnreadableImageError, saying which photo it is."""
     try:
-        return combine_readings(first, analyze_photo(source, profile=profile, lens=lens))
+        return combine_readings(first, analyze_photo(source, profile=profile, lens=lens), which)
     except UnreadableImageError as exc:
         exc.args = (f"{which}: {exc}",)
         raise
     except DifferentWorldError as exc:
-        reason = str(exc).replace("the second photo", which, 1)
+        reason = str(exc)
     except VisionError as exc:
         reason = f"{which}: {exc}"
     return replace(first, warnings=first.warnings + [{"code": "second-photo-unused", "cells": [],
@@ -219,13 +220,14 @@ def stacks_only_second_reads(first: PhotoReading, tiles: dict, stacks_again: dic
     return found
 
 
-def combine_readings(first: PhotoReading, second: PhotoReading) -> PhotoReading:
+def combine_readings(first: PhotoReading, second: PhotoReading, which: str = "the second photo") -> PhotoReading:
     """The first photo's reading with every stack the second photo also shows at the height both
     photos' chances together make likeliest (combined_chances, read_at_heights), the stacks only
     the second photo reads where the first was not sure of none (stacks_only_second_reads), and
     the cells the two read differently settled (settle_tiles; a stack whose tile came or went is
-    the second photo's read). Raises DifferentWorldError when the second photo shows another World."""
-    placement = place_second(first.tiles.tiles, second.tiles.tiles, _tops(first), _tops(second))
+    the second photo's read). Raises DifferentWorldError, naming the second photo as `which`, when
+    it shows another World."""
+    placement = place_second(first.tiles.tiles, second.tiles.tiles, _tops(first), _tops(second), which)
     stacks_again = {_move(c, placement): st for c, st in second.stacks.stacks.items()}
     tiles, rebased = settle_tiles(first, {_move(c, placement): rd for c, rd in second.tiles.cells.items()},
                                   stacks_again)

@@ -196,10 +196,10 @@ def _read(bgr, others_bgr=()):
     for k, other in enumerate(others_bgr, start=2):
         which = vision.photo_name(k)
         try:
-            reading = vision.combine_readings(reading, _analyze(other, which))
+            reading = vision.combine_readings(reading, _analyze(other, which), which)
         except vision.DifferentWorldError as exc:
-            raise InputError(f"{sentence(str(exc).replace('the second photo', which, 1))} Photograph the same "
-                             "table from another side.", "different_world", 422)
+            raise InputError(f"{sentence(str(exc))} Photograph the same table from another side.",
+                             "different_world", 422)
     return reading.to_json(), reading
 
 
