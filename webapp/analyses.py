@@ -60,11 +60,10 @@ def first_analysis(record):
     return source.removeprefix(SECOND_PHOTO) if source.startswith(SECOND_PHOTO) else None
 
 
-def photos_read(record):
-    """How many photos of the table a stored analysis read (one read with a second photo before
-    the other photos were kept counts two)."""
-    count = db.count_photos(record["id"])
-    return max(count, 2) if first_analysis(record) else count
+def photos_read(record, kept):
+    """How many photos of the table a stored analysis read, of which `kept` (db.count_photos) are
+    stored: one read with a second photo before the other photos were kept counts two."""
+    return max(kept, 2) if first_analysis(record) else kept
 
 
 def stored_analysis(analysis_id):

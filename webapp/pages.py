@@ -69,7 +69,7 @@ def recent():
             dances = [d["text"] for c in referee.COLOURS for d in analysis["forced_dances"][c]]
             summary = (", ".join(dances) or "no forced dance") + \
                 f"; White {analysis['score']['white']} · Black {analysis['score']['black']}"
-        photos = photos_read(record)
+        photos = photos_read(record, db.count_photos(record["id"]))
         source = record["source"].removeprefix("sample:") if photos == 1 else \
             "with a second photo" if photos == 2 else f"with {photos - 1} more photos"
         items.append({"id": record["id"], "when": record["created"][11:16], "source": source,
@@ -153,9 +153,9 @@ def _render_result(analysis_id, error=None, status=200):
     record = stored_analysis(analysis_id)
     if record is None:
         abort(404, description="No analysis with this link: it may have been made on another server.")
-    photos = photos_read(record)
     # the photos another one is read with: an analysis from before they were kept has only its own
     kept = db.count_photos(analysis_id)
+    photos = photos_read(record, kept)
     return render_template("result.html", record=record, unsure_below=referee.UNSURE_BELOW, error=error,
                            first_analysis=first_analysis(record), photos=NUMBER_WORDS.get(photos, str(photos)),
                            next_photo=photo_name(kept + 1).removeprefix("the "),
