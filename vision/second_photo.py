@@ -225,8 +225,8 @@ def combine_readings(first: PhotoReading, second: PhotoReading, which: str = "th
     photos' chances together make likeliest (combined_chances, read_at_heights), the stacks only
     the second photo reads where the first was not sure of none (stacks_only_second_reads), and
     the cells the two read differently settled (settle_tiles; a stack whose tile came or went is
-    the second photo's read). Raises DifferentWorldError, naming the second photo as `which`, when
-    it shows another World."""
+    the second photo's read). `which` names the second photo in the warning about the stacks only
+    it shows, and in the DifferentWorldError raised when it shows another World."""
     placement = place_second(first.tiles.tiles, second.tiles.tiles, _tops(first), _tops(second), which)
     stacks_again = {_move(c, placement): st for c, st in second.stacks.stacks.items()}
     tiles, rebased = settle_tiles(first, {_move(c, placement): rd for c, rd in second.tiles.cells.items()},
@@ -241,7 +241,7 @@ def combine_readings(first: PhotoReading, second: PhotoReading, which: str = "th
     warnings = reading_warnings(tiles, stacks, first.origin)
     if added:
         warnings.append({"code": "second-photo-only", "cells": warning_cells(first._public(c) for c in added),
-                         "message": f"{len(added)} stack(s) only the second photo shows; please check"})
+                         "message": f"{len(added)} stack(s) only {which} shows; please check"})
     warnings += [w for w in first.warnings if w["code"] in KEPT_WARNINGS]
     return replace(first, tiles=tiles, stacks=stacks, warnings=warnings,
                    timing={**first.timing, "second_photo_s": first.timing.get("second_photo_s", 0.0)

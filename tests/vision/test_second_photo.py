@@ -114,6 +114,14 @@ def test_a_stack_only_the_second_photo_shows_is_added_and_flagged(first, second)
     assert heights_right >= 0.8 * len(first.stacks.stacks)
 
 
+def test_the_warning_about_a_stack_only_one_photo_shows_names_that_photo(first, second):
+    """Read as a third photo, the photo that alone shows a stack is named as the third."""
+    cell = next(iter(first.stacks.stacks))
+    mended = vision.combine_readings(_missing(first, cell, 0.93), second, vision.photo_name(3))
+    assert [w["message"] for w in mended.warnings if w["code"] == "second-photo-only"] == \
+        ["1 stack(s) only the third photo shows; please check"]
+
+
 def test_a_stack_only_the_second_photo_shows_is_not_added_where_the_first_is_sure_of_none(first, second):
     cell = next(iter(first.stacks.stacks))
     mended = vision.combine_readings(_missing(first, cell, 0.999), second)
