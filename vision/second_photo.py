@@ -9,9 +9,9 @@ height both photos find likely wins, and a stack stays flagged only while the tw
 unsure.
 The first photo stays the reference: its World, its stacks and its image geometry (the overlay is
 drawn on it); the second adds evidence where both see a stack, adds (flagged) a stack the first
-photo missed where it was not sure of none, and settles a cell the two photos read differently:
-a tile's colour by the more confident read, a tile or none by the second's sure read where the
-first's is unsure (and flagged where both are sure, for a third photo to settle).
+photo missed where it was not sure of none, and settles what the two photos read differently: a
+disc's colour and a tile's by the more confident read, a tile or none by the second's sure read
+where the first's is unsure (and flagged where both are sure, for a third photo to settle).
 """
 from __future__ import annotations
 
@@ -220,12 +220,48 @@ def stacks_only_second_reads(first: PhotoReading, tiles: dict, stacks_again: dic
     return found
 
 
+def settle_colours(st: StackRead, again: StackRead | None) -> StackRead:
+    """The read `st` of a stack with its discs' colours the surer of its and the second photo's
+    read `again` (None: the second photo does not read it): the top's, and where both read the
+    stack at the same height, each disc's under it. A colour both read alike is as sure as the
+    surer read.
+
+    >>> first = StackRead((0, 0), 2, [None, "white"], "white", 0.4, 0.4, 0.9, True, (0, 0), side_confidences=(0.0,))
+    >>> again = StackRead((0, 0), 2, ["white", "black"], "black", 0.9, 0.95, 0.9, True, (0, 0), side_confidences=(0.7,))
+    >>> st = settle_colours(first, again)
+    >>> st.discs, st.top_confidence, st.side_confidences
+    (['white', 'black'], 0.95, (0.7,))
+    """
+    if again is None:
+        return st
+    top, top_confidence = _surer(st.top, st.top_confidence, again.top, again.top_confidence)
+    discs, side_confidences = list(st.discs), list(st.side_confidences)
+    if again.height == st.height:
+        for k in range(st.height - 1):
+            discs[k], side_confidences[k] = _surer(discs[k], side_confidences[k],
+                                                   again.discs[k], again.side_confidences[k])
+    discs[-1] = top
+    return replace(st, top=top, discs=discs, top_confidence=top_confidence, side_confidences=tuple(side_confidences))
+
+
+def _surer(colour, confidence, colour_again, confidence_again) -> tuple:
+    """(colour, confidence) of the surer of two reads of one disc (None: unread); as sure as the
+    surer read where both agree."""
+    if colour_again is None:
+        return colour, confidence
+    if colour == colour_again:
+        return colour, max(confidence, confidence_again)
+    if colour is None or confidence_again > confidence:
+        return colour_again, confidence_again
+    return colour, confidence
+
+
 def combine_readings(first: PhotoReading, second: PhotoReading, which: str = "the second photo") -> PhotoReading:
     """The first photo's reading with every stack the second photo also shows at the height both
     photos' chances together make likeliest (combined_chances, read_at_heights), the stacks only
-    the second photo reads where the first was not sure of none (stacks_only_second_reads), and
-    the cells the two read differently settled (settle_tiles; a stack whose tile came or went is
-    the second photo's read). `which` names the second photo in the warning about the stacks only
+    the second photo reads where the first was not sure of none (stacks_only_second_reads), the
+    discs' colours by the surer read (settle_colours), and the cells the two read differently
+    settled (settle_tiles; a stack whose tile came or went is the second photo's read). `which` names the second photo in the warning about the stacks only
     it shows, and in the DifferentWorldError raised when it shows another World."""
     placement = place_second(first.tiles.tiles, second.tiles.tiles, _tops(first), _tops(second), which)
     stacks_again = {_move(c, placement): st for c, st in second.stacks.stacks.items()}
@@ -237,7 +273,7 @@ def combine_readings(first: PhotoReading, second: PhotoReading, which: str = "th
     stacks = {**first.stacks.stacks, **added,
               **{c: _as_first_reads(first, c, stacks_again[c], stacks_again[c].confidence) for c in rebased}}
     stacks = read_at_heights(replace(first.stacks, stacks=stacks), first.colours, first.geometry, first.profile,
-                             chances)
+                             chances, settle=lambda cell, st: settle_colours(st, stacks_again.get(cell)))
     warnings = reading_warnings(tiles, stacks, first.origin)
     if added:
         warnings.append({"code": "second-photo-only", "cells": warning_cells(first._public(c) for c in added),

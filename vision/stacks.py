@@ -337,10 +337,11 @@ def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
 
 
 def read_at_heights(reading: StackReading, colours: ColourModel, geo: WorldGeometry, profile: SetProfile,
-                    chances: dict) -> StackReading:
+                    chances: dict, settle=None) -> StackReading:
     """`reading` with each stack of `chances` ({cell: chances of heights 1..MAX_READ}, e.g. two
     photos' combined) at its likeliest height under them, its colours read again where the height
-    changes and its height confidence that chance; then kept to the set (keep_to_the_set)."""
+    changes, then `settle(cell, read)`'s (e.g. the surer of another photo's colours) if given, and
+    its height confidence that chance; then kept to the set (keep_to_the_set)."""
     chances_of = {c: tuple(chances.get(c, st.height_chances)) for c, st in reading.stacks.items()}
 
     def read(cell, height, shift):
@@ -348,6 +349,8 @@ def read_at_heights(reading: StackReading, colours: ColourModel, geo: WorldGeome
         if height == old.height and cell not in chances:
             return old
         st = old if height == old.height else _read_colours(colours, geo, profile, cell, height, old.on_tile, shift)
+        if settle is not None:
+            st = settle(cell, st)
         confidence = round(chances_of[cell][height - 1], 3)
         return replace(st, height_chances=chances_of[cell], height_confidence=confidence,
                        confidence=round(min(confidence, st.top_confidence), 3))

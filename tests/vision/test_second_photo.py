@@ -23,13 +23,18 @@ SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
 FROM_ABOVE = "s018-finished-redblack-tilt0_15"       # four of its ten stacks read a disc off alone
 
 
-def _true_heights(reading, name) -> dict:
-    """{lattice cell of the reading: height} of the sample's stacks."""
+def _true_discs(reading, name) -> dict:
+    """{lattice cell of the reading: discs, bottom to top} of the sample's stacks."""
     truth = json.loads((SAMPLES / f"{name}.json").read_text())
     geo = reading.geometry
     to_ours = {(c["q"], c["r"]): plane_to_cell(*geo.work_to_plane(np.array([c["pixel"]]) * geo.scale)[0])
                for c in truth["pixels"]["cells"]}
-    return {to_ours[(s["q"], s["r"])]: len(s["discs"]) for s in truth["position"]["stacks"]}
+    return {to_ours[(s["q"], s["r"])]: s["discs"] for s in truth["position"]["stacks"]}
+
+
+def _true_heights(reading, name) -> dict:
+    """{lattice cell of the reading: height} of the sample's stacks."""
+    return {cell: len(discs) for cell, discs in _true_discs(reading, name).items()}
 
 
 def _heights_right(reading, name) -> int:
@@ -86,6 +91,28 @@ def test_the_first_photo_stays_the_reference(first, both):
 def test_fewer_stacks_are_left_unsure(first, both):
     unsure = lambda reading: sum(st.confidence < vision.STACK_CONFIDENT for st in reading.stacks.stacks.values())
     assert unsure(both) < unsure(first)
+
+
+def test_a_top_the_first_photo_doubts_takes_the_second_photos_surer_read(first, second):
+    """A black top under a ceiling light's glare reads white, unsure, from above; the second photo,
+    from the side, reads it surely: the reading takes its colour."""
+    for cell, st in first.stacks.stacks.items():
+        wrong = "black" if st.top == "white" else "white"
+        doubted = replace(st, top=wrong, discs=[*st.discs[:-1], wrong], top_confidence=0.3, confidence=0.3)
+        reading = replace(first, stacks=replace(first.stacks, stacks={**first.stacks.stacks, cell: doubted}))
+        mended = vision.combine_readings(reading, second).stacks.stacks[cell]
+        assert (mended.top, mended.discs[-1]) == (st.top, st.top)
+        assert mended.top_confidence > 0.3
+
+
+def test_a_second_photo_from_the_side_reads_the_discs_under_the_tops(first, both):
+    """From above the discs under a top hardly show, and are left unread; the second photo's side view
+    reads them."""
+    truth = _true_discs(first, FROM_ABOVE)
+    discs_right = lambda reading: sum(reading.stacks.stacks[c].discs == d for c, d in truth.items()
+                                      if c in reading.stacks.stacks)
+    tall = sum(len(d) > 1 for d in truth.values())
+    assert discs_right(both) >= discs_right(first) + tall // 2
 
 
 def _missing(reading, cell, chance_of_none):
