@@ -261,8 +261,9 @@ def combine_readings(first: PhotoReading, second: PhotoReading, which: str = "th
     photos' chances together make likeliest (combined_chances, read_at_heights), the stacks only
     the second photo reads where the first was not sure of none (stacks_only_second_reads), the
     discs' colours by the surer read (settle_colours), and the cells the two read differently
-    settled (settle_tiles; a stack whose tile came or went is the second photo's read). `which` names the second photo in the warning about the stacks only
-    it shows, and in the DifferentWorldError raised when it shows another World."""
+    settled (settle_tiles; a stack whose tile came or went is the second photo's read). `which`
+    names the second photo in the warning about the stacks only it shows, and in the
+    DifferentWorldError raised when it shows another World."""
     placement = place_second(first.tiles.tiles, second.tiles.tiles, _tops(first), _tops(second), which)
     stacks_again = {_move(c, placement): st for c, st in second.stacks.stacks.items()}
     tiles, rebased = settle_tiles(first, {_move(c, placement): rd for c, rd in second.tiles.cells.items()},
