@@ -40,9 +40,6 @@ NORMAL_SEARCH_PX = (-1.2, 0.0, 1.2)   # tolerated misfit of an outline, across i
 HUES_APART = 15.0                # a*b* distance of two disc colours that differ in hue, not only in lightness
 HUE_SET_LIGHTNESS = 0.3          # weight of lightness in a top's colour then (renders: top colour 97.8 -> 98.7%)
 TOP_PERCENTILE = 85              # of a top's points, towards black (dev renders: top colour 621 -> 624 of 625)
-GLARE_PERCENTILE = 95            # ... and of a top that reads white by it: black there is a glossy black top's own
-                                 # colour beside its glare (2,357 stacks of six sets: white tops at most 0.38 of
-                                 # the way to black there, two glare-lit black ones 0.57 and 0.70)
 CONFIDENT = 0.8                  # reads at or above it are sure; below, flagged uncertain
 LOWERED_CONFIDENCE = 0.5         # at most, of a stack read lower than it looks to keep to the set
 SIDE_READ_LOSS = 0.7             # log(right / wrong) of a side colour read (samples, dev renders: 52 to 25)
@@ -435,10 +432,7 @@ def _classify_points(colours: ColourModel, pts_work: np.ndarray, shade_tolerant=
     a top face of a set whose colours differ in hue (red against silver or black) lightness counts
     HUE_SET_LIGHTNESS (glare and shade move the lightness of a lit top, not its hue), and the
     point at TOP_PERCENTILE towards the black colour decides: a glossy black top's glare can
-    lighten three quarters of it, while a white top is light all over. Where that point reads
-    white but the one at GLARE_PERCENTILE reads black, the glare lightens more still (a lamp or
-    a ceiling light straight over the stack): the top is black, at the low confidence that
-    point's nearness to halfway gives."""
+    lighten three quarters of it, while a white top is light all over."""
     lab = _lab_at(colours, pts_work)
     a, b = colours.discs["white"].mean, colours.discs["black"].mean
     if shade_tolerant:
@@ -449,10 +443,8 @@ def _classify_points(colours: ColourModel, pts_work: np.ndarray, shade_tolerant=
         lightness = 1.0
     wt = np.array([lightness, 1.0, 1.0])
     axis = (b - a) * wt
-    t_all = ((lab - a) * wt) @ axis / (axis @ axis)      # 0 = white's colour, 1 = black's
-    t = float(np.percentile(t_all, 50 if shade_tolerant else TOP_PERCENTILE))
-    if not shade_tolerant and t < 0.5 <= (darkest := float(np.percentile(t_all, GLARE_PERCENTILE))):
-        t = darkest
+    t = ((lab - a) * wt) @ axis / (axis @ axis)          # 0 = white's colour, 1 = black's
+    t = float(np.percentile(t, 50 if shade_tolerant else TOP_PERCENTILE))
     conf = float(np.clip(abs(t - 0.5) * 2.5, 0, 1))
     return ("white" if t < 0.5 else "black"), conf
 

@@ -62,20 +62,6 @@ def test_a_black_top_lit_by_a_lamp_over_three_quarters_of_it_stays_black():
     assert _classify_points(colours, top)[0] == "black"
 
 
-def test_a_black_top_glare_lightens_over_nine_tenths_of_reads_black_but_flagged():
-    """A ceiling light straight over a glossy black top whitens all but a sliver of it (fresh 82
-    s047, dev 44 s041): the sliver's black decides, at a confidence under CONFIDENT. A white top
-    shaded as thinly stays white, and surely so."""
-    colours = colours_showing((50.0, 0.0, 1.0), WHITE, BLACK)    # the sliver: black lit by the glare's edge
-    top = np.array([[x, 5.0] for x in np.linspace(0.5, 19.5, 40)])
-    colours.lab[:, :19] = (80.0, 0.0, 1.0)              # all but the last 3 of the 40 points shine
-    role, confidence = _classify_points(colours, top)
-    assert role == "black" and confidence < CONFIDENT
-    colours = colours_showing(WHITE, WHITE, BLACK)
-    colours.lab[:, 19:] = (62.0, 0.0, 1.0)              # a white top's shaded rim, as thin
-    assert _classify_points(colours, top) == ("white", 1.0)
-
-
 # --- keeping to the set's discs ---------------------------------------------------------------
 def stack(cell, discs, side_confidences=None):
     discs = list(discs)
