@@ -27,7 +27,8 @@ from .tiles import CONFIDENT as TILE_CONFIDENT
 
 MIN_AGREEMENT = 0.8     # the share of either photo's tiles the other must read on the same cell, and of those
                         # the share that must agree in colour
-MIN_SHARED_TILES = 4    # the opening diamond
+MIN_SHARED_TILES = 4    # the opening diamond; a World of fewer tiles (a set-up given as a position) must be
+                        # shared whole
 FLOOR = 0.01            # added to every height chance before multiplying: one photo's zero is not proof
 HEIGHT_PRIOR = (0.635, 0.265, 0.076, 0.020, 0.003)   # heights 1..5 among a game's stacks as the stack networks
                         # read them before seeing a photo: the mean of their chances over the 1,508 stacks of
@@ -90,7 +91,7 @@ def place_second(first: dict, second: dict, first_tops: dict | None = None, seco
     moved = {_move(c, best): col for c, col in second.items()}
     shared = [c for c in moved if c in first]
     agree = sum(1 for c in shared if first[c] == moved[c])
-    if len(shared) < max(MIN_SHARED_TILES, MIN_AGREEMENT * max(len(first), len(second))) \
+    if len(shared) < max(min(MIN_SHARED_TILES, len(first), len(second)), MIN_AGREEMENT * max(len(first), len(second))) \
             or agree < MIN_AGREEMENT * len(shared):
         raise DifferentWorldError(f"{which} does not show the World of the first: at best "
                                   f"{agree} of its {len(second)} tiles match the first photo's {len(first)}")

@@ -264,6 +264,23 @@ def test_a_small_world_inside_a_large_one_is_another_world():
         place_second(large, {(0, 0): "white", (1, 0): "white", (0, 1): "black", (1, -1): "black"})
 
 
+def test_a_world_of_three_tiles_seen_again_is_the_same_world():
+    """A World smaller than the opening diamond (a set-up given as a position) that a second photo
+    shows whole, turned half round, is the same World: its stacks tell the two ways apart."""
+    line = {(-1, 0): "white", (0, 0): "black", (1, 0): "white"}
+    tops = {(-1, 0): "white", (0, 0): "white", (1, 0): "black"}
+    half_round = {(-q + 2, -r + 1): colour for (q, r), colour in line.items()}
+    tops_half_round = {(-q + 2, -r + 1): colour for (q, r), colour in tops.items()}
+    k, (dq, dr) = place_second(line, half_round, tops, tops_half_round)
+    assert {(rotate(c, k)[0] + dq, rotate(c, k)[1] + dr): colour for c, colour in tops_half_round.items()} == tops
+
+
+def test_a_part_of_a_small_world_is_another_world():
+    line = {(-1, 0): "white", (0, 0): "black", (1, 0): "white"}
+    with pytest.raises(DifferentWorldError):
+        place_second(line, {(5, 5): "white", (6, 5): "black"})
+
+
 def _stack_read(chances) -> StackRead:
     height = int(np.argmax(chances)) + 1
     return StackRead((0, 0), height, ["white"] * height, "white", max(chances), 1.0, max(chances), True, (0, 0),
