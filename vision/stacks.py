@@ -40,6 +40,11 @@ NORMAL_SEARCH_PX = (-1.2, 0.0, 1.2)   # tolerated misfit of an outline, across i
 HUES_APART = 15.0                # a*b* distance of two disc colours that differ in hue, not only in lightness
 HUE_SET_LIGHTNESS = 0.3          # weight of lightness in a top's colour then (renders: top colour 97.8 -> 98.7%)
 TOP_PERCENTILE = 85              # of a top's points, towards black (dev renders: top colour 621 -> 624 of 625)
+GLARE_RIM_RADIUS = 0.8           # the circle, in disc radii, where a glossy black top stays dark under glare
+GLARE_RIM = 0.32                 # a top read white whose rim's median point lies further towards black is a
+                                 # black top under glare (eight sets: white tops' rims at most 0.27 of 1,544,
+                                 # glare-lit black tops' 0.37-0.68 of 10; BENCHMARKS.md, session 66)
+GLARE_CONFIDENCE = 0.5           # of a top read black by its rim: flagged for a user or another photo to settle
 CONFIDENT = 0.8                  # reads at or above it are sure; below, flagged uncertain
 LOWERED_CONFIDENCE = 0.5         # at most, of a stack read lower than it looks to keep to the set
 SIDE_READ_LOSS = 0.7             # log(right / wrong) of a side colour read (samples, dev renders: 52 to 25)
@@ -428,11 +433,20 @@ def _lab_at(colours: ColourModel, pts_work: np.ndarray) -> np.ndarray:
 
 def _classify_points(colours: ColourModel, pts_work: np.ndarray, shade_tolerant=False):
     """(role, confidence) of the disc under `pts_work`: where the points' colours lie between the two
-    disc colours. On a disc's shaded side lightness counts half, and the median point decides; on
-    a top face of a set whose colours differ in hue (red against silver or black) lightness counts
-    HUE_SET_LIGHTNESS (glare and shade move the lightness of a lit top, not its hue), and the
-    point at TOP_PERCENTILE towards the black colour decides: a glossy black top's glare can
+    disc colours (_towards_black). On a disc's shaded side the median point decides; on a top face
+    the point at TOP_PERCENTILE towards the black colour decides: a glossy black top's glare can
     lighten three quarters of it, while a white top is light all over."""
+    t = _towards_black(colours, pts_work, shade_tolerant)
+    t = float(np.percentile(t, 50 if shade_tolerant else TOP_PERCENTILE))
+    conf = float(np.clip(abs(t - 0.5) * 2.5, 0, 1))
+    return ("white" if t < 0.5 else "black"), conf
+
+
+def _towards_black(colours: ColourModel, pts_work: np.ndarray, shade_tolerant=False) -> np.ndarray:
+    """How far each point's colour lies from the white disc colour (0) towards the black one (1). On
+    a disc's shaded side lightness counts half; on a top face of a set whose colours differ in hue
+    (red against silver or black) it counts HUE_SET_LIGHTNESS: glare and shade move the lightness
+    of a lit top, not its hue."""
     lab = _lab_at(colours, pts_work)
     a, b = colours.discs["white"].mean, colours.discs["black"].mean
     if shade_tolerant:
@@ -443,18 +457,29 @@ def _classify_points(colours: ColourModel, pts_work: np.ndarray, shade_tolerant=
         lightness = 1.0
     wt = np.array([lightness, 1.0, 1.0])
     axis = (b - a) * wt
-    t = ((lab - a) * wt) @ axis / (axis @ axis)          # 0 = white's colour, 1 = black's
-    t = float(np.percentile(t, 50 if shade_tolerant else TOP_PERCENTILE))
-    conf = float(np.clip(abs(t - 0.5) * 2.5, 0, 1))
-    return ("white" if t < 0.5 else "black"), conf
+    return ((lab - a) * wt) @ axis / (axis @ axis)
+
+
+def _read_top(colours, geo, profile, cell, top_h, centre, shift) -> tuple:
+    """(colour, confidence) of a stack's top disc at `top_h` (its centre pixel `centre`): its inner
+    circles' colour (_classify_points); but a top that reads white there whose rim, at
+    GLARE_RIM_RADIUS, lies mostly dark (past GLARE_RIM) is a glossy black top whose middle a light
+    straight above whitens, read black at GLARE_CONFIDENCE. A white top is light to its rim: a dark
+    neighbour that a circle strays onto darkens a part of it, not half."""
+    inner = np.concatenate([ring_points(geo, profile, cell, top_h, k, shift) for k in (0.2, 0.4, 0.6)])
+    top, conf = _classify_points(colours, np.vstack([inner, centre[None]]) * geo.scale)
+    if top == "white":
+        rim = ring_points(geo, profile, cell, top_h, GLARE_RIM_RADIUS, shift) * geo.scale
+        if float(np.median(_towards_black(colours, rim))) > GLARE_RIM:
+            return "black", GLARE_CONFIDENCE
+    return top, conf
 
 
 def _read_colours(colours, geo, profile, cell, height, on_tile, shift) -> StackRead:
     base = _base_height(profile, on_tile)
     top_h = base + height * profile.disc_thickness_mm
     centre = np.array(top_pixel(geo, profile, cell, height, on_tile, shift))
-    inner = np.concatenate([ring_points(geo, profile, cell, top_h, k, shift) for k in (0.2, 0.4, 0.6)])
-    top, top_conf = _classify_points(colours, np.vstack([inner, centre[None]]) * geo.scale)
+    top, top_conf = _read_top(colours, geo, profile, cell, top_h, centre, shift)
     discs = [None] * height
     discs[-1] = top
     side_conf = [0.0] * (height - 1)

@@ -9,6 +9,7 @@ import rules
 import vision
 from synthetic import COLOURS, Scene, compare, render
 from vision.hexgrid import cell_to_plane
+from vision.stacks import CONFIDENT, GLARE_CONFIDENCE
 
 PHOTOS = Path(__file__).resolve().parents[1] / "data" / "photos"   # dev renders that once read wrong
 
@@ -120,6 +121,19 @@ def test_tops_are_read_with_the_colours_the_worlds_tiles_give():
     reading = vision.analyze_photo(str(photo))
     assert Counter(s.top for s in reading.stacks.stacks.values()) == \
         Counter(s["discs"][-1] for s in truth["position"]["stacks"]) == Counter(white=5, black=2)
+
+
+def test_glossy_black_tops_under_a_light_straight_above_read_black_and_flagged():
+    # a ceiling light over a table photographed from straight above (fresh render s015 of seed 84,
+    # tests/data/photos) whitens the middle of two glossy black tops past the point that decides a
+    # top's colour; their rims stay dark, and they are read black, flagged for a user to check
+    photo = PHOTOS / "overhead-glare-black-tops-s015.jpg"
+    truth = json.loads(photo.with_suffix(".json").read_text())
+    reading = vision.analyze_photo(str(photo), profile=truth["profile"]["name"])
+    assert Counter(s.top for s in reading.stacks.stacks.values()) == \
+        Counter(s["discs"][-1] for s in truth["position"]["stacks"]) == Counter(white=2, black=7)
+    by_rim = [s for s in reading.stacks.stacks.values() if s.top_confidence == GLARE_CONFIDENCE]
+    assert len(by_rim) == 2 and all(s.confidence < CONFIDENT for s in by_rim)
 
 
 def test_two_tiles_the_hints_tell_apart_teach_the_tile_colours():
