@@ -29,6 +29,9 @@ FIRST_READ_TILES_MAX = 10 * TOTAL_TILES   # a first read of more is the table re
 STEEP_VIEW_DEG = 20              # camera tilt under which a stack's side hardly shows (BENCHMARKS.md, session 19)
 SMALL_PHOTO_SIDE = 1000          # px, a longer side under which fewer Worlds read exactly (BENCHMARKS.md, session 39)
 MIN_DETACHED_GROUP = 3           # tiles a group beside the World needs to be kept as part of it (_world_cells)
+MIN_FIRST_TILES = 2              # a lattice on which the first read finds fewer is kept only if no other try finds
+                                 # more: every game's World holds two tiles at least (fresh 86 s016: a pile of
+                                 # spare tiles taken for a 1-tile World beside a World of 30)
 
 
 def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
@@ -145,9 +148,11 @@ def locate_world(image, profile) -> LocatedWorld:
     being what differs from the table around it (a lamp's pool of light inside the photo). The
     tries whose lattice or camera fell short are looked at again with a checked cloth's squares
     aside (find_world's squares_aside), then a last time, the squares still aside, trusting fewer
-    edges (its last_look), before giving up. A working image's straight edges (within a box around
-    a small World) and gradients are found in the background while its colour model is learnt."""
-    failure = geometry_failure = None
+    edges (its last_look), before giving up. A lattice on which the first read finds fewer than
+    MIN_FIRST_TILES tiles is taken only when no other try finds more (it is looked at again with
+    the squares aside too). A working image's straight edges (within a box around a small World)
+    and gradients are found in the background while its colour model is learnt."""
+    failure = geometry_failure = fallback = None
     short = []                              # (working image, colours, segments) of lattices that fell short
     background = _Background()
     try:
@@ -157,19 +162,29 @@ def locate_world(image, profile) -> LocatedWorld:
                 continue
             segments = background.straight_edges(work_image, box).result()
             try:
-                return _located(work_image, colours, segments, profile)
+                located = _located(work_image, colours, segments, profile)
             except NoWorldFoundError as exc:
                 geometry_failure = geometry_failure or exc
                 if not isinstance(exc, NoTileReadError):
                     short.append((work_image, colours, segments))
+                continue
+            if len(located.first.tiles) >= MIN_FIRST_TILES:
+                return located
+            fallback = fallback or located
+            short.append((work_image, colours, segments))
         for look in ({"squares_aside": True}, {"squares_aside": True, "last_look": True}):
             for work_image, colours, segments in short:
                 try:
-                    return _located(work_image, colours, segments, profile, **look)
+                    located = _located(work_image, colours, segments, profile, **look)
                 except NoWorldFoundError:
-                    pass
+                    continue
+                if len(located.first.tiles) >= MIN_FIRST_TILES:
+                    return located
+                fallback = fallback or located
     finally:
         background.close()
+    if fallback is not None:
+        return fallback
     raise geometry_failure or failure       # the reason of the first try that got furthest
 
 

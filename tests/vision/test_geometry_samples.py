@@ -177,6 +177,24 @@ def test_a_small_world_on_a_checked_cloth_grows_over_tile_edges_only(monkeypatch
     assert lattice_errors(reading.geometry, truth, reading.geometry.scale) != []
 
 
+def test_a_pile_of_spare_tiles_is_not_taken_for_the_world(monkeypatch):
+    """A midgame of 27 tiles at 29 degrees on a green checked cloth, a pile of spare tiles to its
+    right (the fresh render s016 of seed 86, tests/data/photos): at the photo's working resolution
+    the first lattice fitted lies on the pile, seen at 60 degrees, where the first read finds one
+    tile. Every game's World holds two tiles at least, so the next try is looked at: the finer
+    working resolution's lattice lies on the World, read with its tilt within a degree."""
+    photo = PHOTOS / "spare-tile-pile-checked-cloth-s016.jpg"
+    truth = json.loads(photo.with_suffix(".json").read_text())
+    image, profile = load_image(str(photo)), load_profile(truth["profile"]["name"])
+    reading = analyze_photo(str(photo), profile)
+    assert lattice_errors(reading.geometry, truth, reading.geometry.scale) == []
+    assert abs(reading.geometry.camera.tilt_deg - truth["camera"]["tilt_deg"]) < 1.0
+    assert len(reading.tile_colours) >= len(truth["position"]["tiles"]) - 1
+    monkeypatch.setattr("vision.pipeline.MIN_FIRST_TILES", 1)
+    located = locate_world(image, profile)
+    assert lattice_errors(located.geometry, truth, located.image.scale) != []
+
+
 def test_a_steep_world_is_fitted_out_to_its_far_tiles(monkeypatch):
     """A midgame at 52 degrees on a red checked cloth in the evening (the dev render s284 of cloth
     seed 66, tests/data/photos): the lattice is first fitted on the near part of the World and,
