@@ -31,7 +31,7 @@ SMALL_PHOTO_SIDE = 1000          # px, a longer side under which fewer Worlds re
 MIN_DETACHED_GROUP = 3           # tiles a group beside the World needs to be kept as part of it (_world_cells)
 MIN_FIRST_TILES = 2              # a lattice on which the first read finds fewer is kept only if no other try finds
                                  # more: every game's World holds two tiles at least (fresh 86 s016: a pile of
-                                 # spare tiles taken for a 1-tile World beside a World of 30)
+                                 # spare tiles taken for a 1-tile World beside a World of 27)
 
 
 def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
