@@ -43,7 +43,10 @@ TOP_PERCENTILE = 85              # of a top's points, towards black (dev renders
 GLARE_RIM_RADIUS = 0.8           # the circle, in disc radii, where a glossy black top stays dark under glare
 GLARE_RIM = 0.32                 # a top read white whose rim's median point lies further towards black is a
                                  # black top under glare (eight sets: white tops' rims at most 0.27 of 1,544,
-                                 # glare-lit black tops' 0.37-0.68 of 10; BENCHMARKS.md, session 66)
+                                 # glare-lit black tops' 0.37-0.68 of 10; BENCHMARKS.md, session 66) ...
+GLARE_MIDDLE = 0.12              # ... if its circle at 0.6 radii lies that far too: glare darkens a top gradually
+                                 # (those 10: 0.18-0.47); a circle at a disc too low that strays onto the side
+                                 # of a disc under a white top is dark only at its rim (fresh 87 s064: 0.06)
 GLARE_CONFIDENCE = 0.5           # of a top read black by its rim: flagged for a user or another photo to settle
 CONFIDENT = 0.8                  # reads at or above it are sure; below, flagged uncertain
 LOWERED_CONFIDENCE = 0.5         # at most, of a stack read lower than it looks to keep to the set
@@ -463,14 +466,16 @@ def _towards_black(colours: ColourModel, pts_work: np.ndarray, shade_tolerant=Fa
 def _read_top(colours, geo, profile, cell, top_h, centre, shift) -> tuple:
     """(colour, confidence) of a stack's top disc at `top_h` (its centre pixel `centre`): its inner
     circles' colour (_classify_points); but a top that reads white there whose rim, at
-    GLARE_RIM_RADIUS, lies mostly dark (past GLARE_RIM) is a glossy black top whose middle a light
-    straight above whitens, read black at GLARE_CONFIDENCE. A white top is light to its rim: a dark
-    neighbour that a circle strays onto darkens a part of it, not half."""
-    inner = np.concatenate([ring_points(geo, profile, cell, top_h, k, shift) for k in (0.2, 0.4, 0.6)])
-    top, conf = _classify_points(colours, np.vstack([inner, centre[None]]) * geo.scale)
+    GLARE_RIM_RADIUS, lies mostly dark (past GLARE_RIM), and its circle at 0.6 radii darker than
+    GLARE_MIDDLE, is a glossy black top whose middle a light straight above whitens, read black at
+    GLARE_CONFIDENCE. A white top is light to its rim: a dark neighbour that a circle strays onto
+    darkens a part of it, not half, and the side of a disc under it only the rim."""
+    circles = {k: ring_points(geo, profile, cell, top_h, k, shift) * geo.scale for k in (0.2, 0.4, 0.6)}
+    top, conf = _classify_points(colours, np.vstack([*circles.values(), centre[None] * geo.scale]))
     if top == "white":
         rim = ring_points(geo, profile, cell, top_h, GLARE_RIM_RADIUS, shift) * geo.scale
-        if float(np.median(_towards_black(colours, rim))) > GLARE_RIM:
+        median_towards_black = lambda pts: float(np.median(_towards_black(colours, pts)))
+        if median_towards_black(rim) > GLARE_RIM and median_towards_black(circles[0.6]) > GLARE_MIDDLE:
             return "black", GLARE_CONFIDENCE
     return top, conf
 

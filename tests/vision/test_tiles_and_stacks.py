@@ -136,6 +136,18 @@ def test_glossy_black_tops_under_a_light_straight_above_read_black_and_flagged()
     assert len(by_rim) == 2 and all(s.confidence < CONFIDENT for s in by_rim)
 
 
+def test_a_white_top_read_a_disc_low_stays_white():
+    # a white top on a black disc on a white one at 24 degrees (fresh render s064 of seed 87,
+    # tests/data/photos), the stack read a disc low: the top's circle at 0.8 radii falls on the
+    # black disc's side, dark past the glare rule's point; its circle at 0.6 radii stays white,
+    # as a glare-lit black top's does not, and the top is read white
+    photo = PHOTOS / "white-top-read-a-disc-low-s064.jpg"
+    truth = json.loads(photo.with_suffix(".json").read_text())
+    reading = vision.analyze_photo(str(photo), profile=truth["profile"]["name"])
+    assert Counter(s.top for s in reading.stacks.stacks.values()) == \
+        Counter(s["discs"][-1] for s in truth["position"]["stacks"]) == Counter(white=4, black=3)
+
+
 def test_two_tiles_the_hints_tell_apart_teach_the_tile_colours():
     # an opening on a grey and beige checked cloth in the evening (dev render s111 of seed 54,
     # tests/data/photos): the silver tiles are as grey as the cloth's checks, so the first colour
