@@ -29,9 +29,10 @@ FIRST_READ_TILES_MAX = 10 * TOTAL_TILES   # a first read of more is the table re
 STEEP_VIEW_DEG = 20              # camera tilt under which a stack's side hardly shows (BENCHMARKS.md, session 19)
 SMALL_PHOTO_SIDE = 1000          # px, a longer side under which fewer Worlds read exactly (BENCHMARKS.md, session 39)
 MIN_DETACHED_GROUP = 3           # tiles a group beside the World needs to be kept as part of it (_world_cells)
-MIN_FIRST_TILES = 2              # a lattice on which the first read finds fewer is kept only if no other try finds
-                                 # more: every game's World holds two tiles at least (fresh 86 s016: a pile of
-                                 # spare tiles taken for a 1-tile World beside a World of 27)
+LIKELY_FIRST_TILES = (2, 2 * TOTAL_TILES)   # a lattice on which the first read finds fewer tiles, or more, is
+                                 # kept only if no other try finds a number in between: every game's World holds
+                                 # two tiles at least (fresh 86 s016: a pile of spare tiles taken for a 1-tile World
+                                 # beside a World of 27), and a set 39 (fresh 88 s057: 310 read at the horizon)
 
 
 def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
@@ -148,9 +149,9 @@ def locate_world(image, profile) -> LocatedWorld:
     being what differs from the table around it (a lamp's pool of light inside the photo). The
     tries whose lattice or camera fell short are looked at again with a checked cloth's squares
     aside (find_world's squares_aside), then a last time, the squares still aside, trusting fewer
-    edges (its last_look), before giving up. A lattice on which the first read finds fewer than
-    MIN_FIRST_TILES tiles is taken only when no other try finds more (it is looked at again with
-    the squares aside too). A working image's straight edges (within a box around a small World)
+    edges (its last_look), before giving up. A lattice on which the first read finds a number of
+    tiles out of LIKELY_FIRST_TILES is taken only when no other try finds a likely one (it is
+    looked at again with the squares aside too). A working image's straight edges (within a box around a small World)
     and gradients are found in the background while its colour model is learnt."""
     failure = geometry_failure = fallback = None
     short = []                              # (working image, colours, segments) of lattices that fell short
@@ -168,7 +169,7 @@ def locate_world(image, profile) -> LocatedWorld:
                 if not isinstance(exc, NoTileReadError):
                     short.append((work_image, colours, segments))
                 continue
-            if len(located.first.tiles) >= MIN_FIRST_TILES:
+            if _likely(located):
                 return located
             fallback = fallback or located
             short.append((work_image, colours, segments))
@@ -178,7 +179,7 @@ def locate_world(image, profile) -> LocatedWorld:
                     located = _located(work_image, colours, segments, profile, **look)
                 except NoWorldFoundError:
                     continue
-                if len(located.first.tiles) >= MIN_FIRST_TILES:
+                if _likely(located):
                     return located
                 fallback = fallback or located
     finally:
@@ -186,6 +187,11 @@ def locate_world(image, profile) -> LocatedWorld:
     if fallback is not None:
         return fallback
     raise geometry_failure or failure       # the reason of the first try that got furthest
+
+
+def _likely(located: LocatedWorld) -> bool:
+    fewest, most = LIKELY_FIRST_TILES
+    return fewest <= len(located.first.tiles) <= most
 
 
 def _located(work_image: LoadedImage, colours: ColourModel, segments, profile, last_look=False,

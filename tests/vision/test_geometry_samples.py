@@ -15,7 +15,7 @@ from vision.errors import NoWorldFoundError
 from vision.geometry import CAMERA_KEEPS, MIN_INLIERS
 from vision.hexgrid import cell_to_plane, cells_to_plane, plane_to_cells
 from vision.loading import load_image
-from vision.pipeline import analyze_photo, locate_world
+from vision.pipeline import LIKELY_FIRST_TILES, analyze_photo, locate_world
 from vision.profile import load_profile
 from vision.tiles import candidate_cells
 
@@ -190,9 +190,28 @@ def test_a_pile_of_spare_tiles_is_not_taken_for_the_world(monkeypatch):
     assert lattice_errors(reading.geometry, truth, reading.geometry.scale) == []
     assert abs(reading.geometry.camera.tilt_deg - truth["camera"]["tilt_deg"]) < 1.0
     assert len(reading.tile_colours) >= len(truth["position"]["tiles"]) - 1
-    monkeypatch.setattr("vision.pipeline.MIN_FIRST_TILES", 1)
+    monkeypatch.setattr("vision.pipeline.LIKELY_FIRST_TILES", (1, LIKELY_FIRST_TILES[1]))
     located = locate_world(image, profile)
     assert lattice_errors(located.geometry, truth, located.image.scale) != []
+
+
+def test_a_lattice_fitted_at_the_horizon_is_not_the_world(monkeypatch):
+    """The opening at 56 degrees on a wooden table under a lamp, spare tiles and discs beyond it (the
+    fresh render s057 of seed 88, tests/data/photos): the finer working resolution's first lattice
+    lies on the table's far edge, where its first read finds 310 tiles, eight times what a set has.
+    The next try's lattice, with a likely number of tiles, is the World: its two stacks are read
+    with their heights and owners, and the tiles read are the opening's."""
+    photo = PHOTOS / "lattice-at-the-horizon-s057.jpg"
+    truth = json.loads(photo.with_suffix(".json").read_text())
+    profile = load_profile(truth["profile"]["name"])
+    reading = analyze_photo(str(photo), profile)
+    true_tiles = {(t["q"], t["r"]) for t in truth["position"]["tiles"]}
+    assert 3 <= len(reading.tile_colours) <= len(true_tiles)
+    heights_and_tops = lambda discs: sorted((len(d), d[-1]) for d in discs)
+    assert heights_and_tops(reading.stack_discs.values()) == \
+        heights_and_tops(s["discs"] for s in truth["position"]["stacks"])
+    monkeypatch.setattr("vision.pipeline.LIKELY_FIRST_TILES", (LIKELY_FIRST_TILES[0], 1000))
+    assert len(analyze_photo(str(photo), profile).tile_colours) > 39
 
 
 def test_a_steep_world_is_fitted_out_to_its_far_tiles(monkeypatch):
