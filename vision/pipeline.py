@@ -151,8 +151,9 @@ def locate_world(image, profile) -> LocatedWorld:
     aside (find_world's squares_aside), then a last time, the squares still aside, trusting fewer
     edges (its last_look), before giving up. A lattice on which the first read finds a number of
     tiles out of LIKELY_FIRST_TILES is taken only when no other try finds a likely one (it is
-    looked at again with the squares aside too). A working image's straight edges (within a box around a small World)
-    and gradients are found in the background while its colour model is learnt."""
+    looked at again with the squares aside too). A working image's straight edges (within a box
+    around a small World) and gradients are found in the background while its colour model is
+    learnt."""
     failure = geometry_failure = fallback = None
     short = []                              # (working image, colours, segments) of lattices that fell short
     background = _Background()
