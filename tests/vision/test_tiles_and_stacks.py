@@ -112,26 +112,30 @@ def test_a_black_tile_under_a_lamps_glare_reads_black():
     assert compare(reading, scene, cam)["cell_errors"] == 0
 
 
+def _read_tops(name: str, with_profile: bool = True) -> tuple:
+    """(reading, tops read, true tops) of a photo of tests/data/photos, read with its set's profile
+    or, `with_profile` False, with none; the tops as Counters of owners."""
+    photo = PHOTOS / name
+    truth = json.loads(photo.with_suffix(".json").read_text())
+    reading = vision.analyze_photo(str(photo), profile=truth["profile"]["name"] if with_profile else None)
+    return (reading, Counter(s.top for s in reading.stacks.stacks.values()),
+            Counter(s["discs"][-1] for s in truth["position"]["stacks"]))
+
+
 def test_tops_are_read_with_the_colours_the_worlds_tiles_give():
     # dim window light on a green checked cloth, from nearly straight above (dev cloth render s269 of
     # seed 69, tests/data/photos): the colours learnt before the tiles are known do not tell the dark
     # red discs from black ones; those the World's tiles give do, and every top is read with them
-    photo = PHOTOS / "dim-red-tops-s269.jpg"
-    truth = json.loads(photo.with_suffix(".json").read_text())
-    reading = vision.analyze_photo(str(photo))
-    assert Counter(s.top for s in reading.stacks.stacks.values()) == \
-        Counter(s["discs"][-1] for s in truth["position"]["stacks"]) == Counter(white=5, black=2)
+    _, read, true = _read_tops("dim-red-tops-s269.jpg", with_profile=False)
+    assert read == true == Counter(white=5, black=2)
 
 
 def test_glossy_black_tops_under_a_light_straight_above_read_black_and_flagged():
     # a ceiling light over a table photographed from straight above (fresh render s015 of seed 84,
     # tests/data/photos) whitens the middle of two glossy black tops past the point that decides a
     # top's colour; their rims stay dark, and they are read black, flagged for a user to check
-    photo = PHOTOS / "overhead-glare-black-tops-s015.jpg"
-    truth = json.loads(photo.with_suffix(".json").read_text())
-    reading = vision.analyze_photo(str(photo), profile=truth["profile"]["name"])
-    assert Counter(s.top for s in reading.stacks.stacks.values()) == \
-        Counter(s["discs"][-1] for s in truth["position"]["stacks"]) == Counter(white=2, black=7)
+    reading, read, true = _read_tops("overhead-glare-black-tops-s015.jpg")
+    assert read == true == Counter(white=2, black=7)
     by_rim = [s for s in reading.stacks.stacks.values() if s.top_confidence == GLARE_CONFIDENCE]
     assert len(by_rim) == 2 and all(s.confidence < CONFIDENT for s in by_rim)
 
@@ -141,11 +145,8 @@ def test_a_white_top_read_a_disc_low_stays_white():
     # tests/data/photos), the stack read a disc low: the top's circle at 0.8 radii falls on the
     # black disc's side, dark past the glare rule's point; its circle at 0.6 radii stays white,
     # as a glare-lit black top's does not, and the top is read white
-    photo = PHOTOS / "white-top-read-a-disc-low-s064.jpg"
-    truth = json.loads(photo.with_suffix(".json").read_text())
-    reading = vision.analyze_photo(str(photo), profile=truth["profile"]["name"])
-    assert Counter(s.top for s in reading.stacks.stacks.values()) == \
-        Counter(s["discs"][-1] for s in truth["position"]["stacks"]) == Counter(white=4, black=3)
+    _, read, true = _read_tops("white-top-read-a-disc-low-s064.jpg")
+    assert read == true == Counter(white=4, black=3)
 
 
 def test_two_tiles_the_hints_tell_apart_teach_the_tile_colours():
