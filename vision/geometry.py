@@ -38,6 +38,7 @@ LAST_LOOK = (0.40, 0.7)          # those two when no other look found a World (a
 MAX_RESIDUAL = 0.06             # ... nor one whose edges lie this far off its lines (median, pitch units)
 MIN_EVIDENCE = 6.0              # ... nor one with under this length of edges on its lines (pitch units:
                                 # about ten tile sides; one hexagon leaves the perspective open)
+MIN_EVIDENCE_IN_PERSPECTIVE = 3.0   # ... or this when a checked cloth gives the perspective (one hexagon: 3.5)
 MAX_TILT = 75.0
 ROW_POINTS = 1024               # points per row of the maps sample_image gives cv2.remap
 DIRECTION_PEAKS = 5            # strongest segment directions considered as the three edge families
@@ -230,7 +231,8 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
     World (every fit's edges beside at most SMALL_WORLD_CELLS cells) on a checked cloth grows over
     the edges with a tile colour beside them only. A
     lattice and its camera must explain a share of the edges (MIN_INLIERS, CAMERA_KEEPS); with
-    `squares_aside` the edges of a checked cloth's squares do not count (_explained_share). The
+    `squares_aside` the edges of a checked cloth's squares do not count (_explained_share), and
+    the lattice is fitted in the plane's perspective the squares show (_cloth_perspective). The
     `last_look` (when no other look found a World) trusts lattices and cameras that explain fewer
     edges (LAST_LOOK). `colours.world_mask` becomes the regions that hold its edges."""
     min_inliers, keeps = LAST_LOOK if last_look else (MIN_INLIERS, CAMERA_KEEPS)
@@ -257,6 +259,12 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
         raise NoWorldFoundError(f"no EXXIT World found: {failure}")
     # the table's edges, away from each attempt's region, show whether a checked cloth lies there
     tables = [all_segments[~a[7]] if squares_aside else all_segments[:0] for a in attempts]
+    # a checked cloth's many squares show the plane's perspective better than a small World's edges
+    perspectives = [_cloth_perspective(table, (h, w)) if squares_aside else None for table in tables]
+    fitted = [None if Hm is None else _with_perspective(a, Hm, colours, table, beside_tiles[a[7]])
+              for a, Hm, table in zip(attempts, perspectives, tables)]
+    perspectives = [Hm if fit is not None else None for Hm, fit in zip(perspectives, fitted)]
+    attempts = [fit or a for a, fit in zip(attempts, fitted)]
     explained = [_explained_share(a[0], a[5], a[1], table) for a, table in zip(attempts, tables)]
     ranked = sorted(range(len(attempts)), key=lambda i: -_fit_score(explained[i], attempts[i][2]))
     if explained[ranked[0]] < min_inliers:
@@ -271,16 +279,18 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
             break
         rest = all_segments[~attempt[7]]
         on_checks = _square_grid_direction(_to_plane(attempt[0], rest), _length(rest)) is not None
-        grown = _grown(attempt, all_segments, beside_tiles if on_checks and small_world() else None)
+        grown = _grown(attempt, all_segments, beside_tiles if on_checks and small_world() else None,
+                       perspective=perspectives[i])
         # fitted on part of a steep World, the lattice drifts off its far tiles until it reaches them
-        grown = _grown(grown, all_segments, beside_tiles, rounds=TILE_EDGE_ROUNDS)
+        grown = _grown(grown, all_segments, beside_tiles, rounds=TILE_EDGE_ROUNDS, perspective=perspectives[i])
         on = np.zeros(len(all_segments), bool)
         on[grown[7]] = grown[1] >= 0
         if any((on & other).sum() > 0.9 * max(on.sum(), other.sum()) for other in seen):
             continue                    # the same lattice on the same edges as one already posed
         seen.append(on)
         found = _posed_world(grown, profile, full_size, scale, w, table, min_inliers,
-                             keeps * _explained_share(grown[0], grown[5], grown[1], table))
+                             keeps * _explained_share(grown[0], grown[5], grown[1], table),
+                             MIN_EVIDENCE if perspectives[i] is None else MIN_EVIDENCE_IN_PERSPECTIVE)
         if found is not None:           # the lattice explaining the most tile edge length wins
             geo, evidence = found
             posed.append((evidence * (1.0 - geo.fit_residual / 0.2), len(posed), geo, attempt[6]))
@@ -290,6 +300,82 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
         return geo
     raise NoWorldFoundError("no EXXIT World found: the camera fitted to the tile edges does not "
                             "explain them (too few tile edges, or too much clutter)")
+
+
+def _cloth_perspective(table: np.ndarray, shape):
+    """The homography (working image -> the table plane, up to a similarity) of the square grid
+    of a checked cloth the `table`'s segments show: its two directions' vanishing points are the
+    images of two directions at right angles, which give the focal length (the principal point at
+    the centre) and the plane's orientation. None when they show no such grid, or imply no
+    camera a photo can have."""
+    h, w = shape
+    if len(table) < 20:
+        return None
+    norm_s = max(h, w) / 2.0
+    N = np.array([[1 / norm_s, 0, -w / 2 / norm_s], [0, 1 / norm_s, -h / 2 / norm_s], [0, 0, 1]])
+    segn = np.column_stack([_apply(N, table[:, :2]), _apply(N, table[:, 2:])])
+    ang, length, peaks, _ = _angle_peaks(table, n=2, min_sep=25.0)
+    if len(peaks) < 2:
+        return None
+    rng = np.random.default_rng(11)
+    vps, held = [], []
+    for p in peaks:
+        members = np.flatnonzero(np.abs((ang - p + 90) % 180 - 90) < 20)
+        v, inl = _vanishing_point(segn[members], rng, iters=300, tol_deg=1.0)
+        if v is None or abs(v[2]) < 1e-9:
+            return None
+        vps.append(v / v[2])
+        held.append(length[members[inl]].sum())
+    if min(held) < SQUARE_GRID_MIN_FAMILY * sum(held) or sum(held) < SQUARE_GRID_MIN_SHARE * length.sum():
+        return None
+    focal_sq = -float(vps[0][:2] @ vps[1][:2])          # normalised units
+    diag = math.hypot(w, h) / norm_s
+    if not (0.35 * diag) ** 2 < focal_sq < (3.0 * diag) ** 2:
+        return None
+    K = np.diag([math.sqrt(focal_sq), math.sqrt(focal_sq), 1.0])
+    r1, r2 = (np.linalg.solve(K, v) for v in vps)
+    r1, r2 = r1 / np.linalg.norm(r1), r2 / np.linalg.norm(r2)
+    normal = np.cross(r1, r2)
+    if normal[2] < 0:
+        normal, r2 = -normal, -r2
+    if math.degrees(math.acos(min(1.0, normal[2]))) > MAX_TILT:
+        return None
+    return np.linalg.inv(K @ np.column_stack([r1, r2, normal])) @ N
+
+
+def _with_perspective(attempt, Hm: np.ndarray, colours: ColourModel, table: np.ndarray, tile_edges: np.ndarray):
+    """The attempt's lattice fitted again in the plane `Hm` rectifies (_cloth_perspective),
+    keeping that perspective: a small World's few edges imply one far off (samples s008: two
+    tiles), which the cloth's squares set right. It is fitted on its `tile_edges` (a mask of its
+    segments: those with a tile colour beside them) off the directions of the `table`'s squares.
+    None when no lattice fits so."""
+    seg, mask, inside = attempt[5:]
+    if np.linalg.det(_jacobian(Hm, mask)) < 0:
+        Hm = np.diag([1.0, -1.0, 1.0]) @ Hm             # the lattice's orientation, not its mirror image
+    grid = _square_grid_direction(_to_plane(Hm, table), _length(table))
+    if grid is None:
+        return None
+    tile_edges = tile_edges & ~(_angle_apart(_to_plane(Hm, seg), grid) < SQUARE_GRID_TOL_DEG)
+    sp = _to_plane(Hm, seg[tile_edges])
+    if len(sp) < 6:
+        return None
+    ang = np.degrees(np.arctan2(sp[:, 3] - sp[:, 1], sp[:, 2] - sp[:, 0])) % 60.0
+    hist = np.bincount(np.minimum(ang.astype(int), 59), weights=_length(sp), minlength=60)
+    smooth = sum(np.roll(hist, k) * math.exp(-0.5 * k * k) for k in range(-3, 4))
+    turn = math.radians(30.0 - (np.argmax(smooth) + 0.5))           # edges at 30°, 90° and 150°
+    R = np.array([[math.cos(turn), -math.sin(turn), 0], [math.sin(turn), math.cos(turn), 0], [0, 0, 1]])
+    fit = _fit_lattice(R @ Hm, seg[tile_edges], seg[tile_edges], perspective=Hm)
+    if fit is None:
+        return None
+    M = _choose_coset(fit[0], colours, seg[tile_edges][fit[1] >= 0])
+    families, residual, share = _lattice_fit_quality(M, seg)
+    return M, families, residual, share, _fit_score(share, residual), seg, mask, inside
+
+
+def _icp_in_perspective(M1, seg, Hm: np.ndarray, iters: int, loose: int = 2):
+    """_icp fitting a similarity of the plane `Hm` rectifies: a lattice map with Hm's perspective."""
+    S = _icp(M1 @ np.linalg.inv(Hm), _to_plane(Hm, seg), "similarity", iters=iters, loose=loose)
+    return None if S is None else S @ Hm
 
 
 def _cells_on_edges(attempt, all_segments: np.ndarray) -> set:
@@ -307,12 +393,13 @@ def _lattice_cells(M: np.ndarray, all_segments: np.ndarray) -> tuple:
 
 
 def _grown(attempt, all_segments: np.ndarray, growable: np.ndarray | None = None,
-           rounds: int = GROW_ROUNDS):
+           rounds: int = GROW_ROUNDS, perspective: np.ndarray | None = None):
     """The attempt with its lattice extended, a ring of cells at a time, to the straight edges
     beside the cells its edges run along, refitted on them: a lattice found on a few tiles (a
     World whose dark tiles match the table splits into pieces) then spans the whole World.
     Only the edges `growable` marks are added when it is given: around a small World on a checked
-    cloth, the checks' lines beside the tiles would otherwise pull the lattice onto themselves."""
+    cloth, the checks' lines beside the tiles would otherwise pull the lattice onto themselves.
+    With a `perspective` (_cloth_perspective) the refits keep it."""
     M, fam, residual, inlier_frac, score, seg, mask, used = attempt
     used = used.copy()
     for _ in range(rounds):
@@ -325,7 +412,8 @@ def _grown(attempt, all_segments: np.ndarray, growable: np.ndarray | None = None
         if not add.any():
             break
         used |= add
-        refit = _icp(M, all_segments[used], affine=False, iters=2, loose=0)
+        refit = (_icp(M, all_segments[used], "homography", iters=2, loose=0) if perspective is None else
+                 _icp_in_perspective(M, all_segments[used], perspective, iters=2, loose=0))
         if refit is None:
             break
         M = refit
@@ -335,11 +423,11 @@ def _grown(attempt, all_segments: np.ndarray, growable: np.ndarray | None = None
 
 
 def _posed_world(attempt, profile: SetProfile, full_size, scale: float, work_w: int, table: np.ndarray,
-                 min_inliers: float, min_explained: float):
+                 min_inliers: float, min_explained: float, min_evidence: float):
     """(WorldGeometry, evidence) of one lattice fit: the camera posed on its edges, the lattice
     re-derived from that camera, and the length of edges on its lines (pitch units); None when
     no first camera, refined, explains the edges (at least `min_inliers` and `min_explained` of
-    them, as _explained_share counts with the `table`'s segments)."""
+    them, as _explained_share counts with the `table`'s segments, and `min_evidence`)."""
     img_to_plane, families, _, _, _, seg, world_mask, _ = attempt
     plane_to_work = np.linalg.inv(img_to_plane)
     plane_to_work /= plane_to_work[2, 2]
@@ -359,7 +447,7 @@ def _posed_world(attempt, profile: SetProfile, full_size, scale: float, work_w: 
         on = seg[families >= 0]
         evidence = np.linalg.norm(_apply(img_to_plane, on[:, :2]) - _apply(img_to_plane, on[:, 2:]), axis=1).sum()
         if (_explained_share(img_to_plane, seg, families, table) >= max(min_inliers, min_explained)
-                and residual <= MAX_RESIDUAL and evidence >= MIN_EVIDENCE):
+                and residual <= MAX_RESIDUAL and evidence >= min_evidence):
             break
     else:
         return None
@@ -745,14 +833,18 @@ def _rectify_from_vps(vps: np.ndarray, support: np.ndarray):
 
 def _orient(M: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Make the plane map orientation-preserving at the World (no mirror image)."""
+    if np.linalg.det(_jacobian(M, mask)) < 0:
+        M = np.diag([1.0, -1.0, 1.0]) @ M
+    return M
+
+
+def _jacobian(M: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The plane map's derivative at the mask's centre (per 2 pixels)."""
     ys, xs = np.nonzero(mask[::4, ::4])
     c = np.array([xs.mean() * 4, ys.mean() * 4]) if len(xs) else np.array(mask.shape[::-1]) / 2
     eps = 2.0
     p = _apply(M, np.array([c, c + [eps, 0], c + [0, eps]]))
-    J = np.column_stack([p[1] - p[0], p[2] - p[0]])
-    if np.linalg.det(J) < 0:
-        M = np.diag([1.0, -1.0, 1.0]) @ M
-    return M
+    return np.column_stack([p[1] - p[0], p[2] - p[0]])
 
 
 def _assign(seg_plane: np.ndarray, tol_deg=8.0):
@@ -765,9 +857,10 @@ def _assign(seg_plane: np.ndarray, tol_deg=8.0):
     return np.where(ok, fam, -1), length
 
 
-def _fit_lattice(M, seg, hyp):
+def _fit_lattice(M, seg, hyp, perspective: np.ndarray | None = None):
     """Pitch and phase of the lattice on the segments `hyp`, and its homography refined on all
-    segments `seg`; None when nothing lattice-like fits."""
+    segments `seg` (keeping the `perspective` when given: _icp_in_perspective); None when nothing
+    lattice-like fits."""
     sp = _to_plane(M, hyp)
     fam, length = _assign(sp)
     good = fam >= 0
@@ -794,7 +887,10 @@ def _fit_lattice(M, seg, hyp):
     origin = _origin_from_phases(phases, pitch / 2)
     # normalise: plane units where pitch = 1 and the origin is a lattice point
     T = np.array([[1 / pitch, 0, -origin[0] / pitch], [0, 1 / pitch, -origin[1] / pitch], [0, 0, 1]])
-    return _refine(T @ M, seg)
+    if perspective is None:
+        return _refine(T @ M, seg)
+    M = _icp_in_perspective(T @ M, seg, perspective, iters=5)
+    return None if M is None else (M, *_lattice_fit_quality(M, seg))
 
 
 def _origin_from_phases(phases, period):
@@ -844,8 +940,8 @@ def _refine(M1, seg):
     near-vertical Worlds do not constrain perspective, and a free homography then invents it);
     the route whose lattice explains more of the edges wins."""
     fits = []
-    for route in (("h", 5), ("a", 4)):
-        M = _icp(M1, seg, affine=route[0] == "a", iters=route[1])
+    for model, iters in (("homography", 5), ("affine", 4)):
+        M = _icp(M1, seg, model, iters=iters)
         if M is not None:
             fam, resid, inl = _lattice_fit_quality(M, seg)
             fits.append((_fit_score(inl, resid), M, fam, resid, inl))
@@ -854,9 +950,9 @@ def _refine(M1, seg):
     return max(fits, key=lambda f: f[0])[1:]
 
 
-def _icp(M1, seg, affine: bool, iters: int, loose: int = 2):
-    """Snap the segments to their nearest lattice lines and refit, `iters` times (the first
-    `loose` with wide tolerances)."""
+def _icp(M1, seg, model: str, iters: int, loose: int = 2):
+    """Snap the segments to their nearest lattice lines and refit the map, a "homography",
+    "affine" map or "similarity", `iters` times (the first `loose` with wide tolerances)."""
     for it in range(iters):
         tol = 0.2 if it < loose else 0.12
         sp = _to_plane(M1, seg)
@@ -878,11 +974,12 @@ def _icp(M1, seg, affine: bool, iters: int, loose: int = 2):
         if not src or sum(len(x) for x in src) < 8:
             return None
         src, dst = np.concatenate(src), np.concatenate(dst)
-        if affine:
-            A, _ = cv2.estimateAffine2D(src, dst, method=cv2.RANSAC, ransacReprojThreshold=0.08)
-            Hn = None if A is None else np.vstack([A, [0, 0, 1]])
-        else:
+        if model == "homography":
             Hn, _ = cv2.findHomography(src, dst, cv2.RANSAC, 0.08)
+        else:
+            fit = cv2.estimateAffine2D if model == "affine" else cv2.estimateAffinePartial2D
+            A, _ = fit(src, dst, method=cv2.RANSAC, ransacReprojThreshold=0.08)
+            Hn = None if A is None else np.vstack([A, [0, 0, 1]])
         if Hn is None or np.linalg.matrix_rank(Hn) < 3:     # too few distinct points: degenerate
             return None
         M1 = Hn

@@ -5,8 +5,9 @@ import pytest
 from synthetic import Scene, midgame, random_scene, render
 from vision.colours import find_colours
 from vision.errors import NoWorldFoundError
-from vision.geometry import (LAST_LOOK, MIN_INLIERS, _explained_share, _lattice_fit_quality, _square_grid_direction,
-                             find_world, sample_image, straight_edges)
+from vision.camera import look_at
+from vision.geometry import (LAST_LOOK, MIN_INLIERS, _apply, _cloth_perspective, _explained_share, _lattice_fit_quality,
+                             _square_grid_direction, find_world, sample_image, straight_edges)
 from vision.hexgrid import cell_to_plane, cells_to_plane, hexagon, plane_to_cells
 from vision.loading import load_image
 from vision.pipeline import locate_world
@@ -70,7 +71,7 @@ def test_a_degenerate_refit_is_no_lattice_not_a_crash(monkeypatch):
     M1 = np.eye(3)
     monkeypatch.setattr(geometry.cv2, "findHomography",
                         lambda src, dst, *a: (np.array([[1.0, 2.0, 0.0], [2.0, 4.0, 0.0], [0.0, 0.0, 1.0]]), None))
-    assert geometry._icp(M1, seg, affine=False, iters=1) is None
+    assert geometry._icp(M1, seg, "homography", iters=1) is None
 
 
 def test_a_focal_length_implied_far_off_does_not_lose_the_world(monkeypatch):
@@ -205,3 +206,29 @@ def test_edges_beyond_the_planes_horizon_do_not_break_the_square_grid():
     seg = _grid_segments(17.0, 30.0, 200.0, centre=(300.0, 300.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         assert _explained_share(horizon, seg, np.full(len(seg), -1), seg) == 0.0
+
+
+@pytest.mark.parametrize("tilt", [15, 35, 55])
+def test_a_checked_cloth_gives_the_planes_perspective(tilt):
+    """The squares of a checked cloth seen by a camera at `tilt` degrees: their two directions'
+    vanishing points give the plane up to a similarity (lengths and angles as on the table, at any
+    distance), which a small World's few edges cannot; a wooden table's grain, one way, gives none."""
+    w, h = 1600, 1200
+    a = np.radians(tilt)
+    camera = look_at((0.0, -600 * np.sin(a), 600 * np.cos(a)), (0.0, 0.0, 0.0), 1250.0, (w, h))
+    checks = _grid_segments(17.0, 20.0, 300.0)                     # 20 mm squares, a 600 mm cloth
+    ends = lambda plane: camera.project(np.column_stack([plane, np.zeros(len(plane))]))
+    seg = np.column_stack([ends(checks[:, :2]), ends(checks[:, 2:])])
+    inside = ((seg >= 0) & (seg < [w, h, w, h])).all(axis=1)
+    Hm = _cloth_perspective(seg[inside], (h, w))
+    corners = np.array([[x, y] for x in range(-200, 201, 50) for y in range(-200, 201, 50)], float)
+    seen = _apply(Hm, ends(corners))
+    target = seen @ [1, 1j]
+    off = []
+    for z in (corners @ [1, 1j], corners @ [1, -1j]):             # a similarity or its mirror image
+        (a, b), *_ = np.linalg.lstsq(np.column_stack([z, np.ones_like(z)]), target, rcond=None)
+        off.append(np.abs(a * z + b - target).max() / (400 * abs(a)))
+    assert min(off) < 0.01                                          # within 1% of the cloth's width
+    grain = seg[inside & (np.abs(np.abs(checks[:, 3] - checks[:, 1]) - 20 * np.sin(np.radians(17.0))) < 1e-6)]
+    assert len(grain) > 50
+    assert _cloth_perspective(grain, (h, w)) is None
