@@ -448,13 +448,16 @@ def _classify_points(colours: ColourModel, pts_work: np.ndarray, shade_tolerant=
 def _towards_black(colours: ColourModel, pts_work: np.ndarray, shade_tolerant=False) -> np.ndarray:
     """How far each point's colour lies from the white disc colour (0) towards the black one (1). On
     a disc's shaded side lightness counts half; on a top face of a set whose colours differ in hue
-    (red against silver or black) it counts HUE_SET_LIGHTNESS: glare and shade move the lightness
-    of a lit top, not its hue."""
+    (red against silver or black: the discs' colours in the photo, or the profile's colour hints
+    where a lamp washes the photo's out) it counts HUE_SET_LIGHTNESS: glare and shade move the
+    lightness of a lit top, not its hue."""
     lab = _lab_at(colours, pts_work)
     a, b = colours.discs["white"].mean, colours.discs["black"].mean
+    hints = colours.hints
     if shade_tolerant:
         lightness = 0.5
-    elif np.linalg.norm(b[1:] - a[1:]) > HUES_APART:
+    elif np.linalg.norm(b[1:] - a[1:]) > HUES_APART or \
+            (hints and np.linalg.norm(hints["black"][1:] - hints["white"][1:]) > HUES_APART):
         lightness = HUE_SET_LIGHTNESS
     else:
         lightness = 1.0

@@ -149,6 +149,16 @@ def test_a_white_top_read_a_disc_low_stays_white():
     assert read == true == Counter(white=4, black=3)
 
 
+def test_red_tops_a_lamp_washes_out_are_read_by_their_hue():
+    # a silver-red midgame at 55 degrees under a bright lamp (fresh render s022 of seed 89,
+    # tests/data/photos): the lamp washes the red tops out to a pale peach in their middle, so that
+    # the discs' colours the photo shows differ in hue by 13.6 (under HUES_APART) and the tops'
+    # lightness decided: four red tops were read silver. The profile's colour hints say the set's
+    # colours differ in hue, the tops' hue decides, and every top is read right
+    _, read, true = _read_tops("lamp-washed-red-tops-s022.jpg")
+    assert read == true == Counter(white=3, black=4)
+
+
 def test_two_tiles_the_hints_tell_apart_teach_the_tile_colours():
     # an opening on a grey and beige checked cloth in the evening (dev render s111 of seed 54,
     # tests/data/photos): the silver tiles are as grey as the cloth's checks, so the first colour
