@@ -355,8 +355,9 @@ def _with_perspective(attempt, Hm: np.ndarray, colours: ColourModel, table: np.n
     grid = _square_grid_direction(_to_plane(Hm, table), _length(table))
     if grid is None:
         return None
-    tile_edges = tile_edges & ~(_angle_apart(_to_plane(Hm, seg), grid) < SQUARE_GRID_TOL_DEG)
-    sp = _to_plane(Hm, seg[tile_edges])
+    plane = _to_plane(Hm, seg)
+    tile_edges = tile_edges & np.isfinite(plane).all(axis=1) & ~(_angle_apart(plane, grid) < SQUARE_GRID_TOL_DEG)
+    sp = plane[tile_edges]
     if len(sp) < 6:
         return None
     ang = np.degrees(np.arctan2(sp[:, 3] - sp[:, 1], sp[:, 2] - sp[:, 0])) % 60.0
