@@ -57,11 +57,12 @@ def located():
     return out
 
 
-def test_world_found_on_nearly_every_sample(located):
+def test_world_found_on_every_sample(located):
+    # the target is 99% of photos: on the 72 samples, every one
     if not located:
         pytest.skip("no sample images")
     missed = [n for n, (_, found) in located.items() if found is None]
-    assert len(missed) <= 0.07 * len(located), missed
+    assert not missed
 
 
 def test_a_lattice_reported_is_right(located):
