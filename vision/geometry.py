@@ -261,6 +261,7 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
     tables = [all_segments[~a[7]] if squares_aside else all_segments[:0] for a in attempts]
     # a checked cloth's many squares show the plane's perspective better than a small World's edges
     perspectives = [_cloth_perspective(table, (h, w)) if squares_aside else None for table in tables]
+    perspectives = [None if Hm is None else _orient(Hm, a[6]) for a, Hm in zip(attempts, perspectives)]
     fitted = [None if Hm is None else _with_perspective(a, Hm, colours, table, beside_tiles[a[7]])
               for a, Hm, table in zip(attempts, perspectives, tables)]
     perspectives = [Hm if fit is not None else None for Hm, fit in zip(perspectives, fitted)]
@@ -344,14 +345,12 @@ def _cloth_perspective(table: np.ndarray, shape):
 
 
 def _with_perspective(attempt, Hm: np.ndarray, colours: ColourModel, table: np.ndarray, tile_edges: np.ndarray):
-    """The attempt's lattice fitted again in the plane `Hm` rectifies (_cloth_perspective),
-    keeping that perspective: a small World's few edges imply one far off (samples s008: two
+    """The attempt's lattice fitted again in the plane `Hm` rectifies (_cloth_perspective, made
+    orientation-preserving at the World), keeping that perspective: a small World's few edges imply one far off (samples s008: two
     tiles), which the cloth's squares set right. It is fitted on its `tile_edges` (a mask of its
     segments: those with a tile colour beside them) off the directions of the `table`'s squares.
     None when no lattice fits so."""
     seg, mask, inside = attempt[5:]
-    if np.linalg.det(_jacobian(Hm, mask)) < 0:
-        Hm = np.diag([1.0, -1.0, 1.0]) @ Hm             # the lattice's orientation, not its mirror image
     grid = _square_grid_direction(_to_plane(Hm, table), _length(table))
     if grid is None:
         return None
@@ -834,18 +833,14 @@ def _rectify_from_vps(vps: np.ndarray, support: np.ndarray):
 
 def _orient(M: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Make the plane map orientation-preserving at the World (no mirror image)."""
-    if np.linalg.det(_jacobian(M, mask)) < 0:
-        M = np.diag([1.0, -1.0, 1.0]) @ M
-    return M
-
-
-def _jacobian(M: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """The plane map's derivative at the mask's centre (per 2 pixels)."""
     ys, xs = np.nonzero(mask[::4, ::4])
     c = np.array([xs.mean() * 4, ys.mean() * 4]) if len(xs) else np.array(mask.shape[::-1]) / 2
     eps = 2.0
     p = _apply(M, np.array([c, c + [eps, 0], c + [0, eps]]))
-    return np.column_stack([p[1] - p[0], p[2] - p[0]])
+    J = np.column_stack([p[1] - p[0], p[2] - p[0]])
+    if np.linalg.det(J) < 0:
+        M = np.diag([1.0, -1.0, 1.0]) @ M
+    return M
 
 
 def _assign(seg_plane: np.ndarray, tol_deg=8.0):
