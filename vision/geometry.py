@@ -346,10 +346,10 @@ def _cloth_perspective(table: np.ndarray, shape):
 
 def _with_perspective(attempt, Hm: np.ndarray, colours: ColourModel, table: np.ndarray, tile_edges: np.ndarray):
     """The attempt's lattice fitted again in the plane `Hm` rectifies (_cloth_perspective, made
-    orientation-preserving at the World), keeping that perspective: a small World's few edges imply one far off (samples s008: two
-    tiles), which the cloth's squares set right. It is fitted on its `tile_edges` (a mask of its
-    segments: those with a tile colour beside them) off the directions of the `table`'s squares.
-    None when no lattice fits so."""
+    orientation-preserving at the World), keeping that perspective: a small World's few edges imply
+    one far off (samples s008: two tiles), which the cloth's squares set right. It is fitted on its
+    `tile_edges` (a mask of its segments: those with a tile colour beside them) off the directions
+    of the `table`'s squares. None when no lattice fits so."""
     seg, mask, inside = attempt[5:]
     grid = _square_grid_direction(_to_plane(Hm, table), _length(table))
     if grid is None:
