@@ -260,12 +260,10 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
     # the table's edges, away from each attempt's region, show whether a checked cloth lies there
     tables = [all_segments[~a[7]] if squares_aside else all_segments[:0] for a in attempts]
     # a checked cloth's many squares show the plane's perspective better than a small World's edges
-    perspectives = [_cloth_perspective(table, (h, w)) if squares_aside else None for table in tables]
-    perspectives = [None if Hm is None else _orient(Hm, a[6]) for a, Hm in zip(attempts, perspectives)]
-    fitted = [None if Hm is None else _with_perspective(a, Hm, colours, table, beside_tiles[a[7]])
-              for a, Hm, table in zip(attempts, perspectives, tables)]
-    perspectives = [Hm if fit is not None else None for Hm, fit in zip(perspectives, fitted)]
-    attempts = [fit or a for a, fit in zip(attempts, fitted)]
+    refits = [_in_cloth_perspective(a, table, colours, beside_tiles[a[7]]) if squares_aside else None
+              for a, table in zip(attempts, tables)]
+    perspectives = [refit[1] if refit else None for refit in refits]
+    attempts = [refit[0] if refit else a for a, refit in zip(attempts, refits)]
     explained = [_explained_share(a[0], a[5], a[1], table) for a, table in zip(attempts, tables)]
     ranked = sorted(range(len(attempts)), key=lambda i: -_fit_score(explained[i], attempts[i][2]))
     if explained[ranked[0]] < min_inliers:
@@ -312,8 +310,7 @@ def _cloth_perspective(table: np.ndarray, shape):
     h, w = shape
     if len(table) < 20:
         return None
-    norm_s = max(h, w) / 2.0
-    N = np.array([[1 / norm_s, 0, -w / 2 / norm_s], [0, 1 / norm_s, -h / 2 / norm_s], [0, 0, 1]])
+    N = _normalising(shape)
     segn = np.column_stack([_apply(N, table[:, :2]), _apply(N, table[:, 2:])])
     ang, length, peaks, _ = _angle_peaks(table, n=2, min_sep=25.0)
     if len(peaks) < 2:
@@ -330,7 +327,7 @@ def _cloth_perspective(table: np.ndarray, shape):
     if min(held) < SQUARE_GRID_MIN_FAMILY * sum(held) or sum(held) < SQUARE_GRID_MIN_SHARE * length.sum():
         return None
     focal_sq = -float(vps[0][:2] @ vps[1][:2])          # normalised units
-    diag = math.hypot(w, h) / norm_s
+    diag = math.hypot(w, h) * N[0, 0]              # the image diagonal, normalised
     if not (0.35 * diag) ** 2 < focal_sq < (3.0 * diag) ** 2:
         return None
     K = np.diag([math.sqrt(focal_sq), math.sqrt(focal_sq), 1.0])
@@ -344,13 +341,18 @@ def _cloth_perspective(table: np.ndarray, shape):
     return np.linalg.inv(K @ np.column_stack([r1, r2, normal])) @ N
 
 
-def _with_perspective(attempt, Hm: np.ndarray, colours: ColourModel, table: np.ndarray, tile_edges: np.ndarray):
-    """The attempt's lattice fitted again in the plane `Hm` rectifies (_cloth_perspective, made
-    orientation-preserving at the World), keeping that perspective: a small World's few edges imply
-    one far off (samples s008: two tiles), which the cloth's squares set right. It is fitted on its
-    `tile_edges` (a mask of its segments: those with a tile colour beside them) off the directions
-    of the `table`'s squares. None when no lattice fits so."""
+def _in_cloth_perspective(attempt, table: np.ndarray, colours: ColourModel, tile_edges: np.ndarray):
+    """(attempt, Hm): the attempt's lattice fitted again in the plane the checked cloth of the
+    `table`'s segments rectifies (Hm: _cloth_perspective, made orientation-preserving at the World),
+    keeping that perspective: a small World's few edges imply one far off (samples s008: two
+    tiles), which the cloth's squares set right. It is fitted on its `tile_edges` (a mask of its
+    segments: those with a tile colour beside them) off the directions of the squares. None when
+    the table shows no such cloth, or no lattice fits so."""
     seg, mask, inside = attempt[5:]
+    Hm = _cloth_perspective(table, mask.shape)
+    if Hm is None:
+        return None
+    Hm = _orient(Hm, mask)
     grid = _square_grid_direction(_to_plane(Hm, table), _length(table))
     if grid is None:
         return None
@@ -359,17 +361,15 @@ def _with_perspective(attempt, Hm: np.ndarray, colours: ColourModel, table: np.n
     sp = plane[tile_edges]
     if len(sp) < 6:
         return None
-    ang = np.degrees(np.arctan2(sp[:, 3] - sp[:, 1], sp[:, 2] - sp[:, 0])) % 60.0
-    hist = np.bincount(np.minimum(ang.astype(int), 59), weights=_length(sp), minlength=60)
-    smooth = sum(np.roll(hist, k) * math.exp(-0.5 * k * k) for k in range(-3, 4))
-    turn = math.radians(30.0 - (np.argmax(smooth) + 0.5))           # edges at 30°, 90° and 150°
+    ang = np.degrees(np.arctan2(sp[:, 3] - sp[:, 1], sp[:, 2] - sp[:, 0]))
+    turn = math.radians(30.0 - _folded_peak(ang, _length(sp), 60))     # edges at 30°, 90° and 150°
     R = np.array([[math.cos(turn), -math.sin(turn), 0], [math.sin(turn), math.cos(turn), 0], [0, 0, 1]])
     fit = _fit_lattice(R @ Hm, seg[tile_edges], seg[tile_edges], perspective=Hm)
     if fit is None:
         return None
     M = _choose_coset(fit[0], colours, seg[tile_edges][fit[1] >= 0])
     families, residual, share = _lattice_fit_quality(M, seg)
-    return M, families, residual, share, _fit_score(share, residual), seg, mask, inside
+    return (M, families, residual, share, _fit_score(share, residual), seg, mask, inside), Hm
 
 
 def _icp_in_perspective(M1, seg, Hm: np.ndarray, iters: int, loose: int = 2):
@@ -505,6 +505,14 @@ def _beside_tile_colours(seg: np.ndarray, colours: ColourModel, offset=4.0) -> n
     return ((labels != TABLE).any(axis=0)).mean(axis=1) >= 0.5
 
 
+def _normalising(shape) -> np.ndarray:
+    """The map from a working image's pixels (`shape` h, w) to coordinates centred on it, its
+    longer half side 1, in which vanishing points are found."""
+    h, w = shape
+    norm_s = max(h, w) / 2.0
+    return np.array([[1 / norm_s, 0, -w / 2 / norm_s], [0, 1 / norm_s, -h / 2 / norm_s], [0, 0, 1]])
+
+
 def _fit_region(seg: np.ndarray, shape, mask, colours: ColourModel, hint=None):
     """Vanishing points, rectification and lattice of the segments of one candidate region;
     with `hint` (a mask of the segments) only those segments propose edge directions and the
@@ -516,8 +524,7 @@ def _fit_region(seg: np.ndarray, shape, mask, colours: ColourModel, hint=None):
     hyp = seg if hint is None else seg[hint]
     if len(hyp) < 6:
         raise NoWorldFoundError("too few straight tile edges in the photo")
-    norm_s = max(h, w) / 2.0
-    N = np.array([[1 / norm_s, 0, -w / 2 / norm_s], [0, 1 / norm_s, -h / 2 / norm_s], [0, 0, 1]])
+    N = _normalising(shape)
     segn = np.column_stack([_apply(N, hyp[:, :2]), _apply(N, hyp[:, 2:])])
     ang, length, peaks, heights = _angle_peaks(hyp, n=DIRECTION_PEAKS, min_sep=12.0)
     if len(peaks) < 3:
@@ -778,10 +785,7 @@ def _square_grid_direction(seg_plane: np.ndarray, length: np.ndarray):
         return None
     d = seg_plane[:, 2:] - seg_plane[:, :2]
     ang = np.degrees(np.arctan2(d[:, 1], d[:, 0])) % 180.0
-    folded = np.bincount(np.minimum((ang % 90.0).astype(int), 89), weights=length, minlength=90)
-    kernel = np.exp(-0.5 * np.arange(-3, 4) ** 2)
-    smooth = np.convolve(np.concatenate([folded[-3:], folded, folded[:3]]), kernel, mode="same")[3:-3]
-    peak = np.argmax(smooth) + 0.5
+    peak = _folded_peak(ang, length, 90)
     member = _angle_apart(seg_plane, peak) < SQUARE_GRID_TOL_DEG
     across = np.abs((ang - peak + 90.0) % 180.0 - 90.0) > 45.0      # the direction at right angles
     weaker = min(length[member & across].sum(), length[member & ~across].sum())
@@ -789,6 +793,15 @@ def _square_grid_direction(seg_plane: np.ndarray, length: np.ndarray):
     if weaker < SQUARE_GRID_MIN_FAMILY * on_grid or on_grid < SQUARE_GRID_MIN_SHARE * length.sum():
         return None
     return float(peak)
+
+
+def _folded_peak(angles_deg: np.ndarray, length: np.ndarray, period: int) -> float:
+    """The commonest of the directions (degrees) modulo `period`, weighted by `length`: the peak
+    of their histogram in 1-degree bins, smoothed round the period."""
+    folded = np.bincount(np.minimum((angles_deg % period).astype(int), period - 1), weights=length, minlength=period)
+    kernel = np.exp(-0.5 * np.arange(-3, 4) ** 2)
+    smooth = np.convolve(np.concatenate([folded[-3:], folded, folded[:3]]), kernel, mode="same")[3:-3]
+    return float(np.argmax(smooth) + 0.5)
 
 
 def _to_plane(img_to_plane, seg: np.ndarray) -> np.ndarray:
