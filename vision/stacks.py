@@ -1,15 +1,17 @@
 """Stage 4: stacks of discs on tiles and on the perimeter: presence, height, top and side colours.
 
 A small convolutional network (vision/stack_net.py), trained on rendered photos with exact truth,
-looks at every candidate cell through the same canonical crop and gives the chances of no stack
-and of each height 1..MAX_READ; the confidence is how often such reads were right when the network
-was cross-validated. A found stack is then placed: its offset from the cell's centre is where the
-projected silhouette of a cylinder of its height (the profile's disc diameter and thickness)
-finds the most edge support along its outline and base (stack_offset). Nearer stacks are placed
-first and hide what lies behind them. The top disc's colour is read inside the top ellipse, the
-side discs' colours on the stack's front face between the expected disc boundaries. A reading
-that holds more discs of a colour than a set has is brought back within it by the changes the
-network and the colour reads lose least by (keep_to_the_set).
+looks at every candidate cell through the same canonical crop and gives the chances of no stack and
+of each height 1..MAX_READ; the confidence is how often such reads were right when the network was
+cross-validated. An off-World cell read bare is looked at again through its crop moved a fifth of a
+pitch towards each neighbour: the lattice, fitted on the World's tiles, can lie that far off the
+table beside a small World (_looked_around). A found stack is then placed: its offset from the
+cell's centre is where the projected silhouette of a cylinder of its height (the profile's disc
+diameter and thickness) finds the most edge support along its outline and base (stack_offset).
+Nearer stacks are placed first and hide what lies behind them. The top disc's colour is read inside
+the top ellipse, the side discs' colours on the stack's front face between the expected disc
+boundaries. A reading that holds more discs of a colour than a set has is brought back within it by
+the changes the network and the colour reads lose least by (keep_to_the_set).
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ MAX_READ = 8                     # tallest stack read (RULES.md §14: 6,500 rand
 CIRCLE = np.stack([np.cos(np.linspace(0, 2 * np.pi, 48, endpoint=False)),
                    np.sin(np.linspace(0, 2 * np.pi, 48, endpoint=False))], axis=1)
 RIM = CIRCLE[::3]                # the coarser circle of the many-hypothesis scores
+TOP_FACE = np.concatenate([[[0.0, 0.0]], RIM[::2] * 0.35, RIM * 0.7])   # points over a disc's top, in radii
 SHIFT_GRID_MM = np.array([(1.2 * (q + r / 2), 1.2 * r * 0.866)     # a stack's offsets from its cell
                           for q in range(-3, 4) for r in range(-3, 4) if abs(q + r) <= 3])    # centre tried
 SATURATION = 3.0
@@ -51,6 +54,14 @@ GLARE_CONFIDENCE = 0.5           # of a top read black by its rim: flagged for a
 CONFIDENT = 0.8                  # reads at or above it are sure; below, flagged uncertain
 LOWERED_CONFIDENCE = 0.5         # at most, of a stack read lower than it looks to keep to the set
 SIDE_READ_LOSS = 0.7             # log(right / wrong) of a side colour read (samples, dev renders: 52 to 25)
+LOOK_AROUND_PITCH = 0.2         # an off-World cell read bare is read again with its crop moved this far (in
+                                # pitches) towards each neighbour not holding a stack: where the lattice,
+                                # fitted on a few tiles, lies 0.2-0.5 pitch off the table beside them, the
+                                # stack there stands off its crop's centre (BENCHMARKS.md, session 69) ...
+LOOK_AROUND_FOUND = 0.3         # ... and holds a stack where a moved crop's chance of none is under this;
+LOOK_AROUND_DISCS = 0.1         # a moved crop is read only where this share of the points of a disc's top
+                                # there show a disc's colour, not the table's (a fifth of the moved crops
+                                # pass; the twelve stacks found this way on sixteen sets showed 0.16-1)
 ACTIVITY_GATE = 0.05             # edge activity (edge_activity) under which a cell is not measured (dev renders:
                                  # at 0.15, 5 of 451 stacks fell under it, at 0.08-0.13; the network reads them)
 
@@ -77,6 +88,7 @@ class StackReading:
     hidden: np.ndarray | None = field(default=None, repr=False)   # work mask of stack silhouettes
     lowered: list = field(default_factory=list)   # cells of stacks read lower than they look (keep_to_the_set)
     chances: dict = field(default_factory=dict, repr=False)   # (cell, on a tile) -> stack_chances of its crop
+    moved: dict = field(default_factory=dict, repr=False)     # off-World cell -> mm its crop was moved by
 
     def draw(self, image: np.ndarray, geo: WorldGeometry, profile: SetProfile) -> np.ndarray:
         out = image.copy()
@@ -268,15 +280,15 @@ def edge_activity(edges: EdgeMap, geo: WorldGeometry, profile: SetProfile, cells
 
 
 def stack_offset(edges: EdgeMap, colours: ColourModel, geo: WorldGeometry, profile: SetProfile, cell,
-                 on_tile: bool, ground: int, height: int, hidden: np.ndarray) -> np.ndarray:
-    """Where (mm from the cell's centre, one of SHIFT_GRID_MM) a stack of `height` on `cell` stands:
+                 on_tile: bool, ground: int, height: int, hidden: np.ndarray, around=(0.0, 0.0)) -> np.ndarray:
+    """Where (mm from the cell's centre, `around` plus one of SHIFT_GRID_MM) a stack of `height` on `cell` stands:
     the offset whose outline fits best. The outline is the edge support of its side lines, of the
     far half of its top rim and the step from its top rim to the next height's; the base counts
     too (the front edge where the stack meets the ground, and the ground's colour just in front of
     it, `ground` being the colour class under the cell), minus the support of an outline continued
     one disc under the base (strong when the base is put on top of real discs). Points hidden by
     nearer stacks (`hidden`) do not count."""
-    grid = SHIFT_GRID_MM
+    grid = SHIFT_GRID_MM + np.asarray(around, float)
     h = min(height, MAX_READ)
     sides, front, back, below = score_heights(edges, geo, profile, cell, on_tile, (0, h, h + 1), hidden, grid)
     outline = back[:, 1] + front[:, 1] - front[:, 2] + 0.5 * sides[:, 1]
@@ -285,11 +297,11 @@ def stack_offset(edges: EdgeMap, colours: ColourModel, geo: WorldGeometry, profi
 
 
 def place_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, heights: dict, tiles: dict,
-                 edges: EdgeMap, hidden: np.ndarray):
+                 edges: EdgeMap, hidden: np.ndarray, moved: dict | None = None):
     """Place the stacks of `heights` (cell -> height), nearest to the camera first: each one's
-    offset (stack_offset) is found with the stacks already placed hiding what lies behind them,
-    and its silhouette is then drawn into `hidden` (a working-resolution mask). Yields (cell,
-    offset in mm)."""
+    offset (stack_offset, around where `moved` (cell -> mm) moved its crop) is found with the
+    stacks already placed hiding what lies behind them, and its silhouette is then drawn into
+    `hidden` (a working-resolution mask). Yields (cell, offset in mm)."""
     cam = geo.camera.centre
     dist = {c: float(np.linalg.norm(np.append(np.array(cells_to_plane([c])[0]) * geo.pitch_mm, 0) - cam))
             for c in heights}
@@ -297,7 +309,8 @@ def place_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, 
     for cell in sorted(heights, key=dist.get):
         on_tile = cell in tiles
         ground = role_class[tiles[cell]] if on_tile else TABLE
-        shift = stack_offset(edges, colours, geo, profile, cell, on_tile, ground, heights[cell], hidden)
+        shift = stack_offset(edges, colours, geo, profile, cell, on_tile, ground, heights[cell], hidden,
+                             (moved or {}).get(cell, (0.0, 0.0)))
         sil = silhouette(geo, profile, cell, heights[cell], on_tile, shift) * geo.scale
         cv2.fillPoly(hidden, [np.round(sil).astype(np.int32)], 255)
         yield cell, shift
@@ -309,7 +322,8 @@ def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
     weigh each cell whose edge activity reaches ACTIVITY_GATE into chances of no stack and of each
     height (stack_chances); a cell whose chance of a stack is over one half holds its likeliest
     height, unless the reading then holds more discs than a set has (keep_to_the_set). The
-    confidences are how often such reads were right when the network was cross-validated. The
+    confidences are how often such reads were right when the network was cross-validated. An
+    off-World cell read bare is read again with its crop moved around (_looked_around). The
     chances an `earlier` reading of the same photo found for a cell on the same base are reused."""
     edges = edges or EdgeMap(colours)
     net = ConvNet.shipped("stack_net")
@@ -322,6 +336,12 @@ def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
     found = dict(zip(((c, c in tiles) for c in new), stack_chances(net, network_input(crops), scalars)))
     reading = StackReading(hidden=np.zeros(colours.world_mask.shape, np.uint8),
                            chances={key: found[key] if key in found else known[key] for key in measured})
+    reading.moved = {c: m for c, m in (earlier.moved if earlier else {}).items() if (c, False) in reading.chances}
+    stacked = {c for (c, _), p in reading.chances.items() if p[0] < 0.5}
+    bare = [c for (c, on_tile), p in found.items() if not on_tile and p[0] >= 0.5]
+    for cell, (p, shift) in _looked_around(colours, geo, profile, net, bare, stacked).items():
+        reading.chances[(cell, False)] = p
+        reading.moved[cell] = shift
     chances = {c: reading.chances[(c, on_tile)] for c, on_tile in measured}
     heights = {c: int(np.argmax(p[1:]) + 1) for c, p in chances.items() if p[0] < 0.5}
 
@@ -335,10 +355,45 @@ def read_stacks(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, c
         st.confidence = round(min(height_conf * present, st.top_confidence), 3)   # both must be right
         return st
 
-    for cell, shift in place_stacks(colours, geo, profile, heights, tiles, edges, reading.hidden):
+    for cell, shift in place_stacks(colours, geo, profile, heights, tiles, edges, reading.hidden, reading.moved):
         reading.stacks[cell] = read(cell, heights[cell], shift)
     reading.lowered = keep_to_the_set(reading.stacks, chances, read)
     return reading
+
+
+def _looked_around(colours: ColourModel, geo: WorldGeometry, profile: SetProfile, net, cells, stacked) -> dict:
+    """{cell: (chances, mm moved)} of the off-World `cells` that show a stack once their crop is
+    moved LOOK_AROUND_PITCH towards one of their neighbours: the moved crop whose chance of no
+    stack is least, if under LOOK_AROUND_FOUND. A crop is moved only where a disc's top would show
+    a disc's colour (LOOK_AROUND_DISCS); not towards a cell of `stacked` or of another found this
+    way (it would see that cell's stack), nor towards a cell whose own moved crop found a stack
+    towards it (the same stack, seen from both sides)."""
+    moves = [(c, step) for c in cells for step in rules.STEPS
+             if (c[0] + step[0], c[1] + step[1]) not in stacked]
+    if not moves:
+        return {}
+    to = np.array([(c[0] + LOOK_AROUND_PITCH * s[0], c[1] + LOOK_AROUND_PITCH * s[1]) for c, s in moves])
+    top = _base_height(profile, False) + profile.disc_thickness_mm
+    face = np.tile(TOP_FACE * profile.disc_diameter_mm / 2, (len(to), 1))
+    pts = geo.project(np.repeat(to, len(TOP_FACE), axis=0), top, face) * geo.scale
+    discs = (colours.classify(_lab_at(colours, pts))[0] != TABLE).reshape(len(to), len(TOP_FACE)).mean(axis=1)
+    keep = np.flatnonzero(discs >= LOOK_AROUND_DISCS)
+    if not len(keep):
+        return {}
+    moves = [moves[i] for i in keep]
+    crops, scalars = stack_crops(colours, geo, profile, [tuple(c) for c in to[keep]], {})
+    chances = stack_chances(net, network_input(crops), scalars)
+    found, towards = {}, set()
+    for i in np.argsort(chances[:, 0], kind="stable"):
+        (c, step), p = moves[i], chances[i]
+        if p[0] >= LOOK_AROUND_FOUND:
+            break
+        target = (c[0] + step[0], c[1] + step[1])
+        if c in found or c in towards or target in found:
+            continue
+        found[c] = (p, tuple(float(v) for v in cells_to_plane([step])[0] * LOOK_AROUND_PITCH * geo.pitch_mm))
+        towards.add(target)
+    return found
 
 
 def read_at_heights(reading: StackReading, colours: ColourModel, geo: WorldGeometry, profile: SetProfile,

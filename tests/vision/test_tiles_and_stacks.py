@@ -207,3 +207,23 @@ def test_edge_levels_come_from_cells_inside_the_frame():
     classes[3:10] = 2
     _, weak, strong = vision.tiles._edge_levels(outline, classes, usable)
     assert weak == pytest.approx(1.5 * grain) and strong == pytest.approx(2.5 * grain)
+
+
+def test_an_off_world_disc_off_its_cell_where_the_lattice_is_found_and_placed(monkeypatch):
+    # a silver-red opening of four tiles at 56 degrees, a silver disc on the table beside them (fresh
+    # render s063 of seed 91, tests/data/photos): the lattice fitted on the four tiles lies about 0.3
+    # pitch off the table where the disc stands, and its cell's crop reads no stack; moved a fifth
+    # of a pitch towards a neighbour, the crop shows the disc, and it is placed where it stands
+    photo = PHOTOS / "off-world-disc-beside-four-tiles-s063.jpg"
+    truth = json.loads(photo.with_suffix(".json").read_text())
+    true = sorted((len(s["discs"]), s["discs"][-1], s["q"] == 0 and s["r"] == 2) for s in truth["position"]["stacks"])
+    reading = vision.analyze_photo(str(photo), profile="silver-red")
+    read = sorted((s.height, s.top, not s.on_tile) for s in reading.stacks.stacks.values())
+    assert read == true == [(1, "black", False), (1, "white", True), (2, "black", False)]
+    disc = next(s for s in reading.stacks.stacks.values() if not s.on_tile)
+    pitch_px = np.linalg.norm(np.subtract(*reading.geometry.project([(0, 0), (1, 0)])))
+    true_top = next(s["top_pixel"] for s in truth["pixels"]["stacks"] if not s["on_tile"])
+    assert np.linalg.norm(np.subtract(disc.top_pixel, true_top)) < 0.15 * pitch_px
+    monkeypatch.setattr("vision.stacks.LOOK_AROUND_FOUND", 0.0)
+    unmoved = vision.analyze_photo(str(photo), profile="silver-red")
+    assert all(s.on_tile for s in unmoved.stacks.stacks.values()) and len(unmoved.stacks.stacks) == 2
