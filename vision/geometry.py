@@ -69,6 +69,16 @@ class WorldGeometry:
     def cell_to_work(self, cells) -> np.ndarray:
         return _apply(self.plane_to_work, cells_to_plane(cells))
 
+    def largest_family_share(self) -> float:
+        """The share of the length of the edges on the lattice's lines that its commonest edge
+        direction holds (a World's hexagons give each of the three about a third)."""
+        on = self.families >= 0
+        if not on.any():
+            return 1.0
+        seg = self.segments[on]
+        length = np.hypot(seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1])
+        return float(np.bincount(self.families[on], length, minlength=3).max() / length.sum())
+
     def project(self, cells, height_mm=0.0, offsets_mm=None) -> np.ndarray:
         """Full-resolution pixels of points `height_mm` above the tile tops at the given cells."""
         xy = cells_to_plane(cells) * self.pitch_mm

@@ -33,6 +33,10 @@ LIKELY_FIRST_TILES = (2, 2 * TOTAL_TILES)   # a lattice on which the first read 
                                  # kept only if no other try finds a number in between: every game's World holds
                                  # two tiles at least (fresh 86 s016: a pile of spare tiles taken for a 1-tile World
                                  # beside a World of 27), and a set 39 (fresh 88 s057: 310 read at the horizon)
+ONE_FAMILY_SHARE = 0.75          # a likely lattice whose edges lie more than this along one of its three directions
+                                 # gives way to the next lattice fitted if that one is likely and even: a checked
+                                 # cloth's lines, long and evenly spaced, fit one direction of a lattice finer than
+                                 # the tiles' (fresh 95 s040); a World's hexagons put 0.33-0.6 on each
 
 
 def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
@@ -141,58 +145,74 @@ class LocatedWorld:
 
 def locate_world(image, profile) -> LocatedWorld:
     """The colour model, the World's lattice and camera, and a first read of the tiles (a lattice
-    on which no tile reads is not the World). A small World is looked at at a finer working
-    resolution; when one resolution shows no World, the other is tried, and then both again with
-    the table's colours taken from the photo's lower border only (the top of a tilted photo may
-    show the room beyond the table), then from the border's commonest colour only (a lamp's
-    pool of light at the border may match the light tiles), and then with the World's region
-    being what differs from the table around it (a lamp's pool of light inside the photo). The
-    tries whose lattice or camera fell short are looked at again with a checked cloth's squares
-    aside (find_world's squares_aside), then a last time, the squares still aside, trusting fewer
-    edges (its last_look), before giving up. A lattice on which the first read finds a number of
-    tiles out of LIKELY_FIRST_TILES is taken only when no other try finds a likely one (it is
-    looked at again with the squares aside too). A working image's straight edges (within a box
-    around a small World) and gradients are found in the background while its colour model is
-    learnt."""
-    failure = geometry_failure = fallback = None
-    short = []                              # (working image, colours, segments) of lattices that fell short
+    on which no tile reads is not the World): the first of the tries' lattices (_lattices) that
+    is likely, its first read finding a number of tiles out of LIKELY_FIRST_TILES, and even, no
+    more than ONE_FAMILY_SHARE of its edges along one direction. A likely lattice that is not even
+    is taken unless the next lattice fitted is likely and even (a checked cloth's lines fit one
+    direction of too fine a lattice); an unlikely one only when no try finds a likely one."""
+    failures = {}                           # the first reason a try found no colour model, or no lattice
+    fallback = uneven = None
     background = _Background()
     try:
-        for work_image, box, colours in _colour_models(image, profile, background):
-            if isinstance(colours, NoWorldFoundError):
-                failure = failure or colours
-                continue
-            segments = background.straight_edges(work_image, box).result()
-            try:
-                located = _located(work_image, colours, segments, profile)
-            except NoWorldFoundError as exc:
-                geometry_failure = geometry_failure or exc
-                if not isinstance(exc, NoTileReadError):
-                    short.append((work_image, colours, segments))
-                continue
-            if _likely(located):
+        for located in _lattices(image, profile, background, failures):
+            if _likely(located) and _even(located):
                 return located
+            if uneven is not None:
+                return uneven
+            if _likely(located):
+                uneven = located
             fallback = fallback or located
-            short.append((work_image, colours, segments))
-        for look in ({"squares_aside": True}, {"squares_aside": True, "last_look": True}):
-            for work_image, colours, segments in short:
-                try:
-                    located = _located(work_image, colours, segments, profile, **look)
-                except NoWorldFoundError:
-                    continue
-                if _likely(located):
-                    return located
-                fallback = fallback or located
     finally:
         background.close()
-    if fallback is not None:
-        return fallback
-    raise geometry_failure or failure       # the reason of the first try that got furthest
+    if uneven is not None or fallback is not None:
+        return uneven or fallback
+    raise failures.get("geometry") or failures["colours"]   # the reason of the first try that got furthest
+
+
+def _lattices(image, profile, background: "_Background", failures: dict):
+    """The lattice each try finds, in turn (LocatedWorld). A small World is looked at at a finer
+    working resolution; when one resolution shows no World, the other is tried, and then both
+    again with the table's colours taken from the photo's lower border only (the top of a tilted
+    photo may show the room beyond the table), then from the border's commonest colour only (a
+    lamp's pool of light at the border may match the light tiles), and then with the World's
+    region being what differs from the table around it (a lamp's pool of light inside the photo).
+    The tries whose lattice or camera fell short, or whose lattice is neither likely nor even, are
+    looked at again with a checked cloth's squares aside (find_world's squares_aside), then a
+    last time, the squares still aside, trusting fewer edges (its last_look). A working image's
+    straight edges (within a box around a small World) and gradients are found in the background
+    while its colour model is learnt. The first reason a try found no colour model, or no
+    lattice, is kept in `failures` ("colours", "geometry")."""
+    short = []                              # (working image, colours, segments) of lattices that fell short
+    for work_image, box, colours in _colour_models(image, profile, background):
+        if isinstance(colours, NoWorldFoundError):
+            failures.setdefault("colours", colours)
+            continue
+        segments = background.straight_edges(work_image, box).result()
+        try:
+            located = _located(work_image, colours, segments, profile)
+        except NoWorldFoundError as exc:
+            failures.setdefault("geometry", exc)
+            if not isinstance(exc, NoTileReadError):
+                short.append((work_image, colours, segments))
+            continue
+        if not (_likely(located) and _even(located)):
+            short.append((work_image, colours, segments))
+        yield located
+    for look in ({"squares_aside": True}, {"squares_aside": True, "last_look": True}):
+        for work_image, colours, segments in short:
+            try:
+                yield _located(work_image, colours, segments, profile, **look)
+            except NoWorldFoundError:
+                continue
 
 
 def _likely(located: LocatedWorld) -> bool:
     fewest, most = LIKELY_FIRST_TILES
     return fewest <= len(located.first.tiles) <= most
+
+
+def _even(located: LocatedWorld) -> bool:
+    return located.geometry.largest_family_share() <= ONE_FAMILY_SHARE
 
 
 def _located(work_image: LoadedImage, colours: ColourModel, segments, profile, last_look=False,

@@ -36,6 +36,17 @@ def test_lattice_fits_every_tile_centre(tilt):
     assert len(cells) == len(scene.tiles)
 
 
+@pytest.mark.parametrize("tilt", [0, 30, 55])
+def test_a_worlds_hexagons_share_their_edges_among_the_three_directions(tilt):
+    """vision.pipeline takes a lattice whose edges lie mostly along one direction only when no other
+    try finds a likely World (a checked cloth's lines fit one direction of too fine a lattice); a
+    World's own hexagons put no more than about half their edge length on any one direction."""
+    scene = random_scene(40 + tilt, tilt, n_tiles=10)
+    img, _ = render(scene)
+    _, geo = _fit(img)
+    assert geo.largest_family_share() < 0.5
+
+
 @pytest.mark.parametrize("tilt", [25, 45, 60])
 def test_camera_recovered_from_the_lattice(tilt):
     scene = random_scene(7, tilt, n_tiles=12)
