@@ -33,10 +33,11 @@ LIKELY_FIRST_TILES = (2, 2 * TOTAL_TILES)   # a lattice on which the first read 
                                  # kept only if no other try finds a number in between: every game's World holds
                                  # two tiles at least (fresh 86 s016: a pile of spare tiles taken for a 1-tile World
                                  # beside a World of 27), and a set 39 (fresh 88 s057: 310 read at the horizon)
-ONE_FAMILY_SHARE = 0.75          # a likely lattice whose edges lie more than this along one of its three directions
+ONE_FAMILY_SHARE = 0.85          # a likely lattice whose edges lie more than this along one of its three directions
                                  # gives way to the next lattice fitted if that one is likely and even: a checked
                                  # cloth's lines, long and evenly spaced, fit one direction of a lattice finer than
-                                 # the tiles' (fresh 95 s040); a World's hexagons put 0.33-0.6 on each
+                                 # the tiles' (fresh 95 s040: 0.89). A World's hexagons put 0.33-0.6 on each; at
+                                 # 0.75, lattices of 0.75-0.81 were tried again for nothing (samples s035: 0.7 s)
 
 
 def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
