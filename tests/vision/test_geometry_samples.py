@@ -44,6 +44,16 @@ def lattice_errors(geo, truth, scale) -> list:
     return wrong
 
 
+def read_with_its_lattice_right(photo):
+    """(truth, profile, reading) of one of these photos read with its edition's profile, the
+    reading's lattice checked against the truth's cells (lattice_errors)."""
+    truth = json.loads(photo.with_suffix(".json").read_text())
+    profile = load_profile(truth["profile"]["name"])
+    reading = analyze_photo(str(photo), profile)
+    assert lattice_errors(reading.geometry, truth, reading.geometry.scale) == []
+    return truth, profile, reading
+
+
 @pytest.fixture(scope="module")
 def located():
     out = {}
@@ -147,10 +157,8 @@ def test_a_small_opening_on_a_checked_cloth_is_found_by_the_last_look(monkeypatc
     last look sets the squares aside too and trusts a lattice explaining 0.40: it finds the World,
     and reads its four tiles and four stacks; with the squares counted, no look finds it."""
     photo = PHOTOS / "small-opening-checked-cloth-s063.jpg"
-    truth = json.loads(photo.with_suffix(".json").read_text())
-    image, profile = load_image(str(photo)), load_profile(truth["profile"]["name"])
-    reading = analyze_photo(str(photo), profile)
-    assert lattice_errors(reading.geometry, truth, reading.geometry.scale) == []
+    truth, profile, reading = read_with_its_lattice_right(photo)
+    image = load_image(str(photo))
     assert sorted(reading.tile_colours.values()) == ["black", "black", "white", "white"]
     assert len(reading.stack_discs) == 4
     monkeypatch.setattr("vision.geometry._square_grid_direction", lambda seg, length: None)
@@ -167,10 +175,7 @@ def test_a_small_world_on_a_checked_cloth_grows_over_tile_edges_only(monkeypatch
     read: the four tiles, a 2-stack, two 1-stacks and the black disc off the World. (Fitted in
     the cloth's perspective, the lattice also holds when grown over every edge; without it, not.)"""
     photo = PHOTOS / "opening-from-above-checked-cloth-s031.jpg"
-    truth = json.loads(photo.with_suffix(".json").read_text())
-    profile = load_profile(truth["profile"]["name"])
-    reading = analyze_photo(str(photo), profile)
-    assert lattice_errors(reading.geometry, truth, reading.geometry.scale) == []
+    truth, profile, reading = read_with_its_lattice_right(photo)
     assert reading.tile_colours == {(t["q"], t["r"]): t["colour"] for t in truth["position"]["tiles"]}
     assert reading.stack_discs == {(s["q"], s["r"]): tuple(s["discs"]) for s in truth["position"]["stacks"]}
     grown_over_every_edge = vision.geometry._grown
@@ -188,10 +193,8 @@ def test_a_pile_of_spare_tiles_is_not_taken_for_the_world(monkeypatch):
     tile. Every game's World holds two tiles at least, so the next try is looked at: the finer
     working resolution's lattice lies on the World, read with its tilt within a degree."""
     photo = PHOTOS / "spare-tile-pile-checked-cloth-s016.jpg"
-    truth = json.loads(photo.with_suffix(".json").read_text())
-    image, profile = load_image(str(photo)), load_profile(truth["profile"]["name"])
-    reading = analyze_photo(str(photo), profile)
-    assert lattice_errors(reading.geometry, truth, reading.geometry.scale) == []
+    truth, profile, reading = read_with_its_lattice_right(photo)
+    image = load_image(str(photo))
     assert abs(reading.geometry.camera.tilt_deg - truth["camera"]["tilt_deg"]) < 1.0
     assert len(reading.tile_colours) >= len(truth["position"]["tiles"]) - 1
     monkeypatch.setattr("vision.pipeline.LIKELY_FIRST_TILES", (1, LIKELY_FIRST_TILES[1]))
@@ -226,11 +229,8 @@ def test_a_steep_world_is_fitted_out_to_its_far_tiles(monkeypatch):
     tile's colour beside them until it reaches the far tiles, every tile lies on its cell, the
     tilt is read within a degree and every stack is found with its height and top colour."""
     photo = PHOTOS / "steep-midgame-checked-cloth-s284.jpg"
-    truth = json.loads(photo.with_suffix(".json").read_text())
-    profile = load_profile(truth["profile"]["name"])
     stacks = lambda discs: sorted((len(d), d[-1]) for d in discs)
-    reading = analyze_photo(str(photo), profile)
-    assert lattice_errors(reading.geometry, truth, reading.geometry.scale) == []
+    truth, profile, reading = read_with_its_lattice_right(photo)
     assert abs(reading.geometry.camera.tilt_deg - truth["camera"]["tilt_deg"]) < 1.0
     assert len(reading.tile_colours) >= len(truth["position"]["tiles"]) - 1
     assert stacks(reading.stack_discs.values()) == stacks(s["discs"] for s in truth["position"]["stacks"])
@@ -249,10 +249,7 @@ def test_a_lattice_fitted_on_a_checked_cloths_lines_is_not_the_world(monkeypatch
     World, every tile on its cell, the tilt within a degree, nine of the ten stacks found, each with
     its owner."""
     photo = PHOTOS / "checked-cloth-lines-finer-lattice-s040.jpg"
-    truth = json.loads(photo.with_suffix(".json").read_text())
-    profile = load_profile(truth["profile"]["name"])
-    reading = analyze_photo(str(photo), profile)
-    assert lattice_errors(reading.geometry, truth, reading.geometry.scale) == []
+    truth, profile, reading = read_with_its_lattice_right(photo)
     assert abs(reading.geometry.camera.tilt_deg - truth["camera"]["tilt_deg"]) < 1.0
     assert reading.geometry.largest_family_share() <= ONE_FAMILY_SHARE
     tops, true_tops = (Counter(discs[-1] for discs in stacks) for stacks in
@@ -274,10 +271,7 @@ def test_a_two_tile_world_on_a_checked_cloth_takes_the_cloths_perspective(photo,
     length; the lattice fitted with that perspective is right, the tilt is read within two
     degrees, and both discs are read with their owners (the samples' two tiles are also read,
     with two more flagged to complete the opening diamond every game holds)."""
-    truth = json.loads(photo.with_suffix(".json").read_text())
-    profile = load_profile(truth["profile"]["name"])
-    reading = analyze_photo(str(photo), profile)
-    assert lattice_errors(reading.geometry, truth, reading.geometry.scale) == []
+    truth, profile, reading = read_with_its_lattice_right(photo)
     assert abs(reading.geometry.camera.tilt_deg - truth["camera"]["tilt_deg"]) < 2.0
     assert sorted(reading.stack_discs.values()) == sorted(tuple(s["discs"]) for s in truth["position"]["stacks"])
     sure = sorted(colour for cell, colour in reading.tiles.tiles.items() if reading.tiles.cells[cell].confidence >= 0.9)
@@ -295,10 +289,7 @@ def test_of_the_cameras_that_explain_the_edges_the_best_fit_is_kept(monkeypatch)
     started from a typical focal length fits them to 0.022 pitch; kept as the better fit, its
     lattice puts every tile on its cell, with the tilt and focal length right."""
     photo = PHOTOS / "tile-line-steep-checked-cloth-s009.jpg"
-    truth = json.loads(photo.with_suffix(".json").read_text())
-    profile = load_profile(truth["profile"]["name"])
-    reading = analyze_photo(str(photo), profile)
-    assert lattice_errors(reading.geometry, truth, reading.geometry.scale) == []
+    truth, profile, reading = read_with_its_lattice_right(photo)
     assert abs(reading.geometry.camera.tilt_deg - truth["camera"]["tilt_deg"]) < 1.0
     assert abs(reading.geometry.camera.K[0, 0] / truth["camera"]["K"][0][0] - 1) < 0.15
     first_cameras = vision.geometry._first_cameras
