@@ -166,7 +166,7 @@ def locate_world(image, profile) -> LocatedWorld:
             fallback = fallback or located
     finally:
         background.close()
-    if uneven is not None or fallback is not None:
+    if fallback is not None:                # (an uneven lattice is a fallback too)
         return uneven or fallback
     raise failures.get("geometry") or failures["colours"]   # the reason of the first try that got furthest
 
