@@ -4,6 +4,7 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from functools import partial
 
 import cv2
 import numpy as np
@@ -20,8 +21,8 @@ from .profile import load_profile
 from .reading import PhotoReading
 from .sanity import sanity_warnings, warning_cells
 from .stacks import CONFIDENT as STACK_CONFIDENT, EdgeMap, StackReading, read_stacks
-from .tiles import (CONFIDENT as TILE_CONFIDENT, TileReading, candidate_cells, classify_tiles, keep_tiles_to_the_set,
-                    outline_support, read_tiles)
+from .tiles import (CONFIDENT as TILE_CONFIDENT, MISSED_TILE_CHANCE, TileReading, candidate_cells, classify_tiles,
+                    keep_tiles_to_the_set, outline_support, read_tiles)
 
 NO_TILE_READ = "no EXXIT World found: a hex pattern was fitted but no tile could be read"
 TABLE_READ_AS_TILES = "no EXXIT World found: the table itself reads as tiles"
@@ -65,7 +66,10 @@ def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
     cells, outline = located.cells, located.outline
     stacks = read_stacks(colours, geo, profile, sorted(set(first.tiles) | ring(first.tiles)), first.tiles, edges)
     for looks in range(1, 3):
-        tiles = classify_tiles(colours, geo, cells, outline, stacks.hidden, first, set(stacks.stacks))
+        colours_found = replace(colours)     # classify_tiles relearns the tile colours in place
+        classify = partial(classify_tiles, geo=geo, cells=cells, outline=outline, hidden=stacks.hidden, first=first,
+                           stacked=set(stacks.stacks))
+        tiles = classify(colours)
         world, ignored = _world_cells(tiles.tiles)
         if not world:
             raise NoTileReadError(NO_TILE_READ)
@@ -78,6 +82,13 @@ def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
         first = read_tiles(colours, geo, cells, outline)
         stacks = read_stacks(colours, geo, profile, sorted(relevant), tiles.tiles, edges, stacks)
     world = keep_tiles_to_the_set(tiles, world)
+    beyond = _stacks_beyond(colours, geo, profile, tiles, world, edges, stacks)
+    if beyond.stacks:
+        colours = colours_found
+        tiles = classify(colours, beyond=set(beyond.stacks))
+        world, ignored = _world_cells(tiles.tiles)
+        world = keep_tiles_to_the_set(tiles, world)
+        stacks = stacks.merged(beyond)
     relevant = world | ring(world)
     # read again, the chances kept: on the World's final cells, and with the tile colours that
     # classify_tiles learnt from the World's tiles (a top read with the first colours can be wrong
@@ -109,8 +120,8 @@ def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
 def reading_warnings(tiles: TileReading, stacks: StackReading, origin) -> list:
     """The sanity warnings of a reading (sanity_warnings), with its uncertain tiles and stacks, the
     stacks lowered to keep to the set, the tiles added to complete the diamond, the cells read
-    again so that every tile touches two and the tiles dropped to keep to the set; cells as the
-    reading reports them (`origin` at (0, 0))."""
+    again so that every tile touches two, those read as tiles for a stack beyond them and the
+    tiles dropped to keep to the set; cells as the reading reports them (`origin` at (0, 0))."""
     moved = lambda c: (c[0] - origin[0], c[1] - origin[1])
     shift = lambda cs: [moved(c) for c in cs]
     uncertain_tiles = [c for c, rd in tiles.cells.items() if rd.confidence < TILE_CONFIDENT]
@@ -125,6 +136,8 @@ def reading_warnings(tiles: TileReading, stacks: StackReading, origin) -> list:
                                         "tile laid in a game does; please check"),
         (tiles.dropped, "dropped-to-the-set", "cell(s) read as no tile, the least sure, to keep to the "
                                               f"{TOTAL_TILES} tiles a set has; please check"),
+        (tiles.reached, "laid-beside-a-stack", "cell(s) read again as tiles: a stack stands beyond them, and every "
+                                               "stack off the World touches a tile; please check"),
         (tiles.added, "added-to-the-diamond", "cell(s) read again to complete the opening diamond every game "
                                               "holds (at least 2 tiles of each colour); please check"),
     )
@@ -333,6 +346,15 @@ def _grown_tile_read(colours, geo, edges):
 
 SMALL_WORLD = 0.3
 AROUND_SMALL_WORLD = 0.5         # of a small World's span: the margin in which its straight edges are looked for
+
+
+def _stacks_beyond(colours, geo, profile, tiles: TileReading, world: set, edges, stacks: StackReading) -> StackReading:
+    """The stacks two steps from the `world` beyond a cell of its perimeter that the tile networks
+    doubt is bare (MISSED_TILE_CHANCE of a tile or more): every off-World stack touches a tile, so
+    where one stands that cell holds a missed tile (a white tile on a light cloth; fresh 82 s016)."""
+    perimeter = ring(world)
+    doubtful = {c for c in perimeter if tiles.chances.get(c, 0.0) >= MISSED_TILE_CHANCE}
+    return read_stacks(colours, geo, profile, sorted(ring(doubtful) - world - perimeter), tiles.tiles, edges, stacks)
 
 
 def _world_is_small(world_mask: np.ndarray) -> bool:

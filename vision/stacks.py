@@ -90,6 +90,10 @@ class StackReading:
     chances: dict = field(default_factory=dict, repr=False)   # (cell, on a tile) -> stack_chances of its crop
     moved: dict = field(default_factory=dict, repr=False)     # off-World cell -> mm its crop was moved by
 
+    def merged(self, other: "StackReading") -> "StackReading":
+        """A reading to give read_stacks as its `earlier`: the chances and moved crops of both."""
+        return StackReading(chances={**self.chances, **other.chances}, moved={**self.moved, **other.moved})
+
     def draw(self, image: np.ndarray, geo: WorldGeometry, profile: SetProfile) -> np.ndarray:
         out = image.copy()
         f = out.shape[1] / (geo.segments_scale_width / geo.scale)

@@ -34,6 +34,9 @@ OPENING_TILES = 4                # tiles read at most for a reading lacking a co
 OPENING_FIT = 8.0                # log-odds of the tile networks' reads and colour reads the opening diamond may
                                  # overrule (dev renders: openings mended at 0.3-6.2; the rule texts' three-tile
                                  # diagrams, samples s004 and s007, would cost 10 and more)
+MISSED_TILE_CHANCE = 0.02       # of a tile, that lets a perimeter cell be read as the tile a stack beyond it
+                                 # touches (twenty sets: such missed tiles at 0.04-0.91; the cells between the
+                                 # World and a stack read where none stands, 0.001 and under)
 COLOUR_LOSS = 4.0                # what reading a tile as the colour it looks least like costs (log-odds)
 OUTLINE_RANK = 1
 FLOOR_PCT = 50
@@ -61,6 +64,8 @@ class TileReading:
     added: list = field(default_factory=list)    # cells read as tiles only to complete a colour's 2 (classify_tiles)
     laid: list = field(default_factory=list)     # cells read again so that every tile touches two (classify_tiles)
     dropped: list = field(default_factory=list)  # tiles read as none to keep to a set's tiles (keep_tiles_to_the_set)
+    reached: list = field(default_factory=list)  # cells read as tiles so that a stack beyond touches one (classify_tiles)
+    chances: dict = field(default_factory=dict, repr=False)   # cell -> the tile networks' chance of a tile
 
     @property
     def tiles(self) -> dict:
@@ -314,7 +319,7 @@ def _log_odds(chances) -> np.ndarray:
 
 
 def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndarray, hidden: np.ndarray,
-                   first: TileReading, stacked: set) -> TileReading:
+                   first: TileReading, stacked: set, beyond=frozenset()) -> TileReading:
     """The final reading of each cell once the stacks are known: the tile networks (TILE_NETS) weigh the
     cell's picture (vision.tile_net.tile_input) and its evidence (tile_evidence) into the chance
     of a tile; a tile's colour, seen near its sides (_side_ring_colours), is the nearer of the two
@@ -325,7 +330,10 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.
     them that look of that colour and have at least DIAMOND_CHANCE of a tile complete them; both
     flagged uncertain (the reading's `added`). Every tile a game lays touches two others (RULES.md
     §8.1; so do the diamond's): where a tile read touches fewer, the cheapest mend that the network
-    does not rule out (_laying_rule) reads it again, flagged uncertain (the reading's `laid`)."""
+    does not rule out (_laying_rule) reads it again, flagged uncertain (the reading's `laid`). Every
+    off-World stack touches a tile (RULES.md §2): a stack found on a cell of `beyond`, off the
+    World, reaches it through the likeliest cell beside it that the networks do not rule out
+    (_tiles_reached), read as a tile or kept one, flagged uncertain (the reading's `reached`)."""
     cells = list(cells)
     features, medians, votes, visible = tile_evidence(colours, geo, cells, outline, hidden, first, stacked)
     p_tile = tile_chances(tile_input(colours, geo, cells, hidden), features)
@@ -343,17 +351,23 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.
             roles.pop(i, None)
         else:
             roles[i] = (role, ADDED_CONFIDENCE)
-    laid = _laying_rule(cells, is_tile, p_tile, {i for i, role in added.items() if role}, under_stacks)
+    reaching = _tiles_reached(cells, is_tile, p_tile, beyond)
+    reached = [i for i in reaching if not is_tile[i]]
+    is_tile[reached], conf[reached] = True, ADDED_CONFIDENCE
+    laid = _laying_rule(cells, is_tile, p_tile, {i for i, role in added.items() if role} | set(reaching),
+                        under_stacks)
     for i in laid:
         is_tile[i], conf[i] = not is_tile[i], ADDED_CONFIDENCE
         roles.pop(i, None)
     new_tiles = np.zeros(len(cells), bool)
-    new_tiles[[i for i in laid if is_tile[i]]] = True
+    new_tiles[[i for i in laid + reached if is_tile[i]]] = True
     roles.update({i: (role, ADDED_CONFIDENCE) for i, (role, _) in
                   _tile_roles(colours, medians, new_tiles, relearn=False).items()})
     reading = _reading(cells, is_tile, conf, roles, votes, visible)
     reading.added = sorted(cells[i] for i in added)
     reading.laid = sorted(cells[i] for i in laid)
+    reading.reached = sorted(cells[i] for i in reached)
+    reading.chances = {c: float(p) for c, p in zip(cells, p_tile)}
     return reading
 
 
@@ -411,6 +425,30 @@ def _laying_rule(cells: list, is_tile: np.ndarray, p_tile: np.ndarray, keep: set
         _, i = min(allowed)
         tiles ^= {cells[i]}
         changed.append(i)
+
+
+def _tiles_reached(cells: list, is_tile: np.ndarray, p_tile: np.ndarray, beyond) -> list:
+    """Indices of the cells through which the stacks on the cells of `beyond` touch a tile, as every
+    off-World stack does: for each, the cell beside it whose chance of a tile is likeliest, among
+    those of at least MISSED_TILE_CHANCE that touch a tile. A stack with no such cell beside it
+    (found where none stands) reaches none.
+
+    >>> p = np.array([0.99, 0.99, 0.3, 0.0])            # a tile missed at (2, 0), a stack at (3, 0)
+    >>> _tiles_reached([(0, 0), (1, 0), (2, 0), (3, 0)], p > 0.5, p, {(3, 0)})
+    [2]
+    """
+    index = {c: i for i, c in enumerate(cells)}
+    tiles = {cells[i] for i in np.flatnonzero(is_tile)}
+    reaching = []
+    for stack in sorted(beyond):
+        beside = [index[n] for n in neighbours(stack) if n in index and p_tile[index[n]] >= MISSED_TILE_CHANCE
+                  and any(m in tiles for m in neighbours(n))]
+        if beside:
+            i = max(beside, key=lambda i: p_tile[i])
+            if i not in reaching:
+                reaching.append(i)
+                tiles.add(cells[i])
+    return reaching
 
 
 def _tile_log_odds(p_tile: np.ndarray, under_stacks) -> tuple:

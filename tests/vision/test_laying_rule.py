@@ -1,11 +1,13 @@
 """Every tile a game lays touches two others (RULES.md §8.1): a tile read touching fewer is read
 again where the tile network is unsure of it (the photos that show it: test_sample_images.py).
-And a World never holds more tiles than a set has (RULES.md §3)."""
+Every off-World stack touches a tile (RULES.md §2): a stack found two steps from the World reaches
+it through a tile the network missed. And a World never holds more tiles than a set has (RULES.md §3)."""
 import numpy as np
 
 from rules.position import TOTAL_TILES
 from vision.hexgrid import neighbours
-from vision.tiles import CONFIDENT, CellRead, TileReading, _laying_rule, keep_tiles_to_the_set
+from vision.tiles import (CONFIDENT, MISSED_TILE_CHANCE, CellRead, TileReading, _laying_rule, _tiles_reached,
+                          keep_tiles_to_the_set)
 
 DIAMOND = [(0, 0), (1, 0), (0, 1), (1, -1)]
 
@@ -84,6 +86,50 @@ def test_a_doubtful_tile_gets_its_second_neighbour_from_under_a_stack_rather_tha
     chances = _around({**{c: 0.99 for c in DIAMOND}, (2, -2): 0.898, (2, -1): 0.016})
     assert _mended(chances) == {(2, -2)}
     assert _mended(chances, stacked=[(2, -1)]) == {(2, -1)}
+
+
+def _reached(chances: dict, beyond) -> set:
+    """The cells _tiles_reached reads as tiles or keeps for the stacks on the cells of `beyond`."""
+    cells = sorted(chances)
+    p = np.array([chances[c] for c in cells])
+    reaching = _tiles_reached(cells, p > 0.5, p, beyond)
+    assert len(set(reaching)) == len(reaching)
+    return {cells[i] for i in reaching}
+
+
+def test_a_stack_two_steps_from_the_world_reaches_it_through_the_likeliest_missed_tile():
+    # fresh 92 s032: a white tile of the black-white set on a light cloth missed at 0.494, a white
+    # disc on the table beyond it at (3,-2); (2,-2), beside it and the World too, is bare at 0.03
+    chances = _around({**{c: 0.99 for c in DIAMOND}, (2, -1): 0.494, (2, -2): 0.03}, p_bare=0.0)
+    assert _reached(chances, {(3, -2)}) == {(2, -1)}
+
+
+def test_a_stack_two_steps_out_beside_cells_the_network_rules_out_reaches_nothing():
+    # dev 44 s076: a disc read on the table two steps out, where none stands; the cells between
+    # it and the World are bare at 0.001 and under
+    chances = _around({**{c: 0.99 for c in DIAMOND}, (2, -1): MISSED_TILE_CHANCE / 20}, p_bare=0.0)
+    assert _reached(chances, {(3, -2)}) == set()
+
+
+def test_a_cell_beside_no_tile_does_not_reach_a_stack():
+    chances = _around({**{c: 0.99 for c in DIAMOND}, (3, -2): 0.4}, p_bare=0.0)   # (3,-2) touches no tile
+    assert _reached(chances, {(4, -3)}) == set()
+
+
+def test_two_stacks_beyond_one_missed_tile_reach_it_once():
+    # fresh 96 s065: two discs on the table, both beside a tile missed at 0.044
+    chances = _around({**{c: 0.99 for c in DIAMOND}, (2, -1): 0.044}, p_bare=0.0)
+    assert _reached(chances, {(3, -2), (3, -1)}) == {(2, -1)}
+
+
+def test_a_tile_a_stack_beyond_reaches_the_world_through_is_not_dropped():
+    # fresh 89 s009, a rule text's line of tiles: its end tile, under a stack, touches one tile and
+    # is read at 0.912 (under the laying rule's sure); a tall stack stands on the table beyond it
+    line = {(q, 0): 0.99 for q in range(-2, 2)}
+    chances = _around({**line, (2, 0): 0.912}, p_bare=0.0)
+    assert _mended(chances, stacked=[(2, 0)]) == {(2, 0)}
+    assert _reached(chances, {(3, 0)}) == {(2, 0)}
+    assert _mended(chances, keep=[(2, 0)], stacked=[(2, 0)]) == set()
 
 
 def test_a_world_of_more_tiles_than_a_set_loses_the_least_sure_that_can_go():

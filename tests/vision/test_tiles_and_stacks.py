@@ -8,7 +8,7 @@ import pytest
 import rules
 import vision
 from synthetic import COLOURS, Scene, compare, render
-from vision.hexgrid import cell_to_plane
+from vision.hexgrid import cell_to_plane, plane_to_cells
 from vision.stacks import CONFIDENT, GLARE_CONFIDENCE
 
 PHOTOS = Path(__file__).resolve().parents[1] / "data" / "photos"   # dev renders that once read wrong
@@ -233,3 +233,29 @@ def test_an_off_world_disc_off_its_cell_where_the_lattice_is_found_and_placed(mo
     monkeypatch.setattr("vision.stacks.LOOK_AROUND_FOUND", 0.0)
     unmoved = vision.analyze_photo(str(photo), profile="silver-red")
     assert all(s.on_tile for s in unmoved.stacks.stacks.values()) and len(unmoved.stacks.stacks) == 2
+
+
+def test_a_disc_two_steps_from_the_tiles_read_brings_back_the_tile_between(monkeypatch):
+    # a black-white midgame at 34 degrees on a light checked cloth (fresh render s032 of seed 92,
+    # tests/data/photos): the tile networks miss a white tile at the World's edge (0.49), so the
+    # white disc on the table beyond it is two steps from the tiles read and never looked at. Every
+    # off-World stack touches a tile: the disc found there brings the doubtful tile back
+    photo = PHOTOS / "white-tile-missed-beside-a-disc-s032.jpg"
+    truth = json.loads(photo.with_suffix(".json").read_text())
+    reading = vision.analyze_photo(str(photo), profile="black-white")
+    geo = reading.geometry
+    pixels = np.array([c["pixel"] for c in truth["pixels"]["cells"]]) * geo.scale
+    ours = {(c["q"], c["r"]): tuple(int(v) for v in o)
+            for c, o in zip(truth["pixels"]["cells"], plane_to_cells(geo.work_to_plane(pixels)))}
+    true_tiles = {ours[(t["q"], t["r"])]: t["colour"] for t in truth["position"]["tiles"]}
+    true_tops = {ours[(s["q"], s["r"])]: s["discs"][-1] for s in truth["position"]["stacks"]}
+    assert reading.tiles.tiles == true_tiles
+    assert {c: s.top for c, s in reading.stacks.stacks.items()} == true_tops
+    disc = ours[(-2, 0)]
+    assert not reading.stacks.stacks[disc].on_tile
+    reached = [w["cells"] for w in reading.warnings if w["code"] == "laid-beside-a-stack"]
+    assert reached == [[list(reading._public(ours[(-1, 0)]))]]
+    monkeypatch.setattr("vision.pipeline.MISSED_TILE_CHANCE", 1.0)
+    unmended = vision.analyze_photo(str(photo), profile="black-white")
+    assert unmended.tiles.tiles == {c: col for c, col in true_tiles.items() if c != ours[(-1, 0)]}
+    assert set(unmended.stacks.stacks) == set(true_tops) - {disc}
