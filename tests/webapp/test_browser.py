@@ -290,6 +290,8 @@ def test_a_stack_named_by_a_warning_is_marked(page, live_server, server_app, cod
                              "tiles of each colour); please check", "complete the opening diamond"),
     ("laid-beside-two", "1 cell(s) read again so that every tile touches two others, as every tile laid in a "
                         "game does; please check", "every tile touches two others"),
+    ("laid-beside-a-stack", "1 cell(s) read again as tiles: a stack stands beyond them, and every stack off the "
+                            "World touches a tile; please check", "a stack stands beyond them"),
     ("dropped-to-the-set", "1 cell(s) read as no tile, the least sure, to keep to the 39 tiles a set has; please "
                            "check", "to keep to the 39 tiles a set has"),
 ])
