@@ -34,7 +34,7 @@ OPENING_TILES = 4                # tiles read at most for a reading lacking a co
 OPENING_FIT = 8.0                # log-odds of the tile networks' reads and colour reads the opening diamond may
                                  # overrule (dev renders: openings mended at 0.3-6.2; the rule texts' three-tile
                                  # diagrams, samples s004 and s007, would cost 10 and more)
-MISSED_TILE_CHANCE = 0.02       # of a tile, that lets a perimeter cell be read as the tile a stack beyond it
+MISSED_TILE_CHANCE = 0.02        # of a tile, that lets a perimeter cell be read as the tile a stack beyond it
                                  # touches (twenty sets: such missed tiles at 0.04-0.91; the cells between the
                                  # World and a stack read where none stands, 0.001 and under)
 COLOUR_LOSS = 4.0                # what reading a tile as the colour it looks least like costs (log-odds)
