@@ -235,16 +235,19 @@ def test_an_off_world_disc_off_its_cell_where_the_lattice_is_found_and_placed(mo
     assert all(s.on_tile for s in unmoved.stacks.stacks.values()) and len(unmoved.stacks.stacks) == 2
 
 
-def _truth_on_the_lattice(reading, truth) -> tuple:
-    """({cell: colour} of the truth's tiles, {cell: top colour} of its stacks, {truth cell: cell}),
-    each truth cell taken to the reading's lattice through its pixel."""
+def _read_right(photo, profile: str) -> tuple:
+    """(reading, {truth cell: cell}) of one of these photos, each truth cell taken to the reading's
+    lattice through its pixel, checked to hold the truth's tiles and stacks with their tops."""
+    truth = json.loads(photo.with_suffix(".json").read_text())
+    reading = vision.analyze_photo(str(photo), profile=profile)
     geo = reading.geometry
     pixels = np.array([c["pixel"] for c in truth["pixels"]["cells"]]) * geo.scale
     ours = {(c["q"], c["r"]): tuple(int(v) for v in o)
             for c, o in zip(truth["pixels"]["cells"], plane_to_cells(geo.work_to_plane(pixels)))}
-    tiles = {ours[(t["q"], t["r"])]: t["colour"] for t in truth["position"]["tiles"]}
-    tops = {ours[(s["q"], s["r"])]: s["discs"][-1] for s in truth["position"]["stacks"]}
-    return tiles, tops, ours
+    assert reading.tiles.tiles == {ours[(t["q"], t["r"])]: t["colour"] for t in truth["position"]["tiles"]}
+    assert {c: s.top for c, s in reading.stacks.stacks.items()} == \
+           {ours[(s["q"], s["r"])]: s["discs"][-1] for s in truth["position"]["stacks"]}
+    return reading, ours
 
 
 def test_a_disc_two_steps_from_the_tiles_read_brings_back_the_tile_between(monkeypatch):
@@ -253,19 +256,15 @@ def test_a_disc_two_steps_from_the_tiles_read_brings_back_the_tile_between(monke
     # so the white disc on the table beyond it is two steps from the tiles read and never looked at.
     # Every off-World stack touches a tile: the disc found there brings the doubtful tile back
     photo = PHOTOS / "white-tile-missed-beside-a-disc-s016.jpg"
-    truth = json.loads(photo.with_suffix(".json").read_text())
-    reading = vision.analyze_photo(str(photo), profile="black-white")
-    true_tiles, true_tops, ours = _truth_on_the_lattice(reading, truth)
-    assert reading.tiles.tiles == true_tiles
-    assert {c: s.top for c, s in reading.stacks.stacks.items()} == true_tops
+    reading, ours = _read_right(photo, "black-white")
     disc, missed = ours[(5, -3)], ours[(4, -2)]
     assert not reading.stacks.stacks[disc].on_tile
     reached = [w["cells"] for w in reading.warnings if w["code"] == "laid-beside-a-stack"]
     assert reached == [[list(reading._public(missed))]]
     monkeypatch.setattr("vision.pipeline.MISSED_TILE_CHANCE", 1.0)
     unmended = vision.analyze_photo(str(photo), profile="black-white")
-    assert unmended.tiles.tiles == {c: col for c, col in true_tiles.items() if c != missed}
-    assert set(unmended.stacks.stacks) == set(true_tops) - {disc}
+    assert unmended.tiles.tiles == {c: col for c, col in reading.tiles.tiles.items() if c != missed}
+    assert set(unmended.stacks.stacks) == set(reading.stacks.stacks) - {disc}
 
 
 def test_white_tiles_on_a_cloths_light_checks_read_with_the_colours_of_the_worlds_tiles():
@@ -273,9 +272,4 @@ def test_white_tiles_on_a_cloths_light_checks_read_with_the_colours_of_the_world
     # render s291 of seed 66, tests/data/photos): read with the tile colours the first read learnt,
     # two white tiles were taken for the cloth's grey checks (0.01 and 0.32); read again with those
     # the World's tiles give, every cell is right, stacks and the disc off the World on their cells
-    photo = PHOTOS / "finished-world-light-cloth-s291.jpg"
-    truth = json.loads(photo.with_suffix(".json").read_text())
-    reading = vision.analyze_photo(str(photo), profile="black-white")
-    true_tiles, true_tops, _ = _truth_on_the_lattice(reading, truth)
-    assert reading.tiles.tiles == true_tiles
-    assert {c: s.top for c, s in reading.stacks.stacks.items()} == true_tops
+    _read_right(PHOTOS / "finished-world-light-cloth-s291.jpg", "black-white")
