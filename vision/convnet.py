@@ -87,8 +87,14 @@ class ConvNet:
     def probabilities(self, x: np.ndarray, scalars: np.ndarray) -> np.ndarray:
         """(N, outputs) chances of each class, for pictures `x` (N, H, W, C: channels last, so a
         convolution's windows are contiguous) and their numbers `scalars` (N, S)."""
+        return self.dense_probabilities(self.convolved(x), scalars)
+
+    def convolved(self, x: np.ndarray) -> np.ndarray:
+        """(N, K): what the convolutions make of pictures `x` (as probabilities takes them),
+        flattened; the dense layers take it beside the scalars (dense_probabilities), so a caller
+        that weighs the same pictures with other scalars need not convolve them again."""
         if not len(x):
-            return np.zeros((0, len(self.dense[-1][1])))
+            return np.zeros((0, 0), np.float32)
         x = np.asarray(x, np.float32)
         if x.shape[-1] != self.channels:
             raise VisionError(f"the network takes {self.channels}-channel pictures, not "
@@ -96,7 +102,14 @@ class ConvNet:
         convolutions = self._convolutions()
         convolutions.setInput(np.ascontiguousarray(x.transpose(0, 3, 1, 2)))
         x = convolutions.forward()                                      # (N, channels, rows, columns)
-        x = np.concatenate([x.reshape(len(x), -1), np.asarray(scalars, np.float32)], axis=1)
+        return x.reshape(len(x), -1)
+
+    def dense_probabilities(self, convolved: np.ndarray, scalars: np.ndarray) -> np.ndarray:
+        """(N, outputs) chances of each class, from what the convolutions made of N pictures
+        (`convolved`) and their numbers `scalars` (N, S)."""
+        if not len(convolved):
+            return np.zeros((0, len(self.dense[-1][1])))
+        x = np.concatenate([convolved, np.asarray(scalars, np.float32)], axis=1)
         (w1, b1), (w2, b2) = self.dense
         if x.shape[1] != len(w1):
             raise VisionError(f"the network's dense layer takes {len(w1)} numbers, the pictures and scalars give "

@@ -22,7 +22,7 @@ from .reading import PhotoReading
 from .sanity import sanity_warnings, warning_cells
 from .stacks import CONFIDENT as STACK_CONFIDENT, EdgeMap, StackReading, read_stacks
 from .tiles import (CONFIDENT as TILE_CONFIDENT, MISSED_TILE_CHANCE, TileReading, candidate_cells, classify_tiles,
-                    keep_tiles_to_the_set, outline_support, read_tiles)
+                    keep_tiles_to_the_set, outline_support, read_tiles, tile_views)
 
 NO_TILE_READ = "no EXXIT World found: a hex pattern was fitted but no tile could be read"
 TABLE_READ_AS_TILES = "no EXXIT World found: the table itself reads as tiles"
@@ -66,7 +66,8 @@ def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
     cells, outline = located.cells, located.outline
     stacks = read_stacks(colours, geo, profile, sorted(set(first.tiles) | ring(first.tiles)), first.tiles, edges)
     for looks in range(1, 3):
-        tiles = classify_tiles(colours, geo, cells, outline, stacks.hidden, first, set(stacks.stacks))
+        views = tile_views(colours, geo, cells, stacks.hidden)
+        tiles = classify_tiles(colours, geo, views, outline, first, set(stacks.stacks))
         world, ignored = _world_cells(tiles.tiles)
         if not world:
             raise NoTileReadError(NO_TILE_READ)
@@ -82,8 +83,7 @@ def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
     # photo's own than those the first read learnt (twenty-one sets: 12 more Worlds exact, 1 fewer;
     # white tiles on a cloth's light checks above all)
     colours_learnt = replace(colours)     # classify_tiles relearns them in place
-    classify = partial(classify_tiles, geo=geo, cells=cells, outline=outline, hidden=stacks.hidden, first=first,
-                       stacked=set(stacks.stacks))
+    classify = partial(classify_tiles, geo=geo, views=views, outline=outline, first=first, stacked=set(stacks.stacks))
     tiles = classify(colours)
     world, ignored = _kept_world(tiles)
     beyond = _stacks_beyond(colours, geo, profile, tiles, world, edges, stacks)

@@ -301,10 +301,30 @@ def tile_evidence(colours: ColourModel, geo: WorldGeometry, cells, outline: np.n
     return np.array(rows, np.float32), medians, votes_all, visible
 
 
-def tile_chances(pictures: np.ndarray, features: np.ndarray) -> np.ndarray:
-    """The chance of a tile on each cell: the TILE_NETS' chances paired (paired_chances; such reads
-    are calibrated as "pair" in the last one's table, by tools/train_tile_net.py --pair-with)."""
-    return paired_chances([ConvNet.shipped(name).probabilities(pictures, features)[:, 1] for name in TILE_NETS])
+@dataclass(frozen=True)
+class TileViews:
+    """The cells a final tile read weighs, what the stacks' silhouettes hide of the working image
+    (`hidden`), and what each of the TILE_NETS' convolutions makes of each cell's picture
+    (vision.tile_net.tile_input): none of it depends on the tile colours, so every final read of
+    the same cells with the same stacks shares it (tile_views)."""
+    cells: list
+    hidden: np.ndarray
+    convolved: list
+
+
+def tile_views(colours: ColourModel, geo: WorldGeometry, cells, hidden: np.ndarray) -> TileViews:
+    """The TileViews of `cells` with the stacks' silhouettes `hidden`."""
+    cells = list(cells)
+    pictures = tile_input(colours, geo, cells, hidden)
+    return TileViews(cells, hidden, [ConvNet.shipped(name).convolved(pictures) for name in TILE_NETS])
+
+
+def tile_chances(views: TileViews, features: np.ndarray) -> np.ndarray:
+    """The chance of a tile on each cell of `views`: the TILE_NETS' chances paired (paired_chances;
+    such reads are calibrated as "pair" in the last one's table, by tools/train_tile_net.py
+    --pair-with)."""
+    return paired_chances([ConvNet.shipped(name).dense_probabilities(convolved, features)[:, 1]
+                           for name, convolved in zip(TILE_NETS, views.convolved)])
 
 
 def paired_chances(chances) -> np.ndarray:
@@ -318,10 +338,10 @@ def _log_odds(chances) -> np.ndarray:
     return np.log(p / (1 - p))
 
 
-def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndarray, hidden: np.ndarray,
+def classify_tiles(colours: ColourModel, geo: WorldGeometry, views: TileViews, outline: np.ndarray,
                    first: TileReading, stacked: set, beyond=frozenset()) -> TileReading:
-    """The final reading of each cell once the stacks are known: the tile networks (TILE_NETS) weigh the
-    cell's picture (vision.tile_net.tile_input) and its evidence (tile_evidence) into the chance
+    """The final reading of each cell of `views` once the stacks are known: the tile networks
+    (TILE_NETS) weigh the cell's picture (`views`) and its evidence (tile_evidence) into the chance
     of a tile; a tile's colour, seen near its sides (_side_ring_colours), is the nearer of the two
     tile colour clusters (relearnt from these tiles). Every game's World holds the opening
     diamond's two tiles of each colour (tiles are never taken away): a reading of at most four
@@ -334,9 +354,9 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.
     off-World stack touches a tile (RULES.md §2): a stack found on a cell of `beyond`, off the
     World, reaches it through the likeliest cell beside it that the networks do not rule out
     (_tiles_reached), read as a tile or kept one, flagged uncertain (the reading's `reached`)."""
-    cells = list(cells)
+    cells, hidden = views.cells, views.hidden
     features, medians, votes, visible = tile_evidence(colours, geo, cells, outline, hidden, first, stacked)
-    p_tile = tile_chances(tile_input(colours, geo, cells, hidden), features)
+    p_tile = tile_chances(views, features)
     is_tile = p_tile > 0.5
     conf = ConvNet.shipped(TILE_NETS[-1]).confidence("pair", np.maximum(p_tile, 1 - p_tile))
     medians = _side_ring_colours(colours, geo, cells, hidden, medians)

@@ -92,6 +92,19 @@ def test_the_network_computes_its_convolutions_pools_and_dense_layers_exactly():
     assert got == pytest.approx(reference_chances(weights, x.transpose(0, 3, 1, 2), scalars), abs=1e-5)
 
 
+def test_pictures_convolved_once_are_weighed_with_other_numbers_as_if_read_afresh():
+    """vision.tiles reads the same cells' pictures again with other tile colours: the convolutions
+    kept from the first read give exactly the chances a whole new read would."""
+    net = ConvNet.shipped("tile_net")
+    rng = np.random.default_rng(9)
+    x = rng.normal(size=(6, 32, 32, net.channels)).astype(np.float32)
+    convolved = net.convolved(x)
+    for _ in range(2):
+        scalars = rng.normal(size=(6, len(net.dense[0][0]) - convolved.shape[1])).astype(np.float32)
+        assert np.array_equal(net.dense_probabilities(convolved, scalars), net.probabilities(x, scalars))
+    assert net.dense_probabilities(net.convolved(x[:0]), np.zeros((0, 3), np.float32)).shape == (0, 2)
+
+
 def test_threads_reading_with_one_network_at_once_get_their_own_answers():
     net = ConvNet.shipped("stack_net")
     rng = np.random.default_rng(8)

@@ -106,6 +106,9 @@ class _ShippedNet:
     def confidence(self, kind, chance):
         return self.net.confidence(kind, chance)
 
+    def convolved(self, x):
+        return self.net.convolved(x)
+
 
 class _ReadingEveryStackADiscTaller(_ShippedNet):
     """The shipped stack network, its chances of each height moved one disc up."""
@@ -225,8 +228,8 @@ class _DoubtingATile(_ShippedNet):
         super().__init__(net)
         self.cell, self.chance, self.weighed = cell, chance, []
 
-    def probabilities(self, x, features):
-        p = self.net.probabilities(x, features)
+    def dense_probabilities(self, convolved, features):
+        p = self.net.dense_probabilities(convolved, features)
         if self.cell in self.weighed:
             k = self.weighed.index(self.cell)
             p[k] = [1 - self.chance, self.chance]

@@ -9,7 +9,7 @@ from vision.loading import load_image
 from vision.pipeline import locate_world
 from vision.profile import load_profile
 from vision.tile_net import CHANNELS, SPAN, TILE_PX, tile_input
-from vision.tiles import TILE_NETS, tile_chances, tile_evidence
+from vision.tiles import TILE_NETS, tile_chances, tile_evidence, tile_views
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +67,7 @@ def test_both_shipped_networks_read_the_clear_tiles_and_their_pair_weighs_them_a
         assert p.shape == (len(cells), 2) and np.allclose(p.sum(axis=1), 1.0)
         assert {c for c, pc in zip(cells, p[:, 1]) if pc > 0.5} == set(first.tiles)    # four clear tiles, nothing else
         chances.append(p[:, 1])
-    pair = tile_chances(pictures, features)
+    pair = tile_chances(tile_views(colours, geo, cells, hidden), features)
     assert {c for c, pc in zip(cells, pair) if pc > 0.5} == set(first.tiles)
     lo, hi = (np.clip(f(*chances).astype(float), 1e-6, 1 - 1e-6) for f in (np.minimum, np.maximum))  # as the pair reads them
     assert np.all((pair >= lo * 0.999) & (pair <= hi * 1.001))          # between the two networks' chances
