@@ -39,6 +39,9 @@ MAX_RESIDUAL = 0.06             # ... nor one whose edges lie this far off its l
 MIN_EVIDENCE = 6.0              # ... nor one with under this length of edges on its lines (pitch units:
                                 # about ten tile sides; one hexagon leaves the perspective open)
 MIN_EVIDENCE_IN_PERSPECTIVE = 3.0   # ... or this when a checked cloth gives the perspective (one hexagon: 3.5)
+LAST_LOOK_EVIDENCE = 4.0        # ... or this in the last look, its lattice then a World only if tiles read on it
+                                # (vision.pipeline; the opening diamond far off at 38 degrees, three of its tiles
+                                # under discs: 5.6; the rules' two-tile example: 4.6-5.0; spare tile piles: 4.0-5.5)
 MAX_TILT = 75.0
 ROW_POINTS = 1024               # points per row of the maps sample_image gives cv2.remap
 DIRECTION_PEAKS = 5            # strongest segment directions considered as the three edge families
@@ -78,6 +81,12 @@ class WorldGeometry:
         seg = self.segments[on]
         length = np.hypot(seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1])
         return float(np.bincount(self.families[on], length, minlength=3).max() / length.sum())
+
+    def edge_evidence(self) -> float:
+        """The length of the edges on the lattice's lines, in pitch units (a hexagon's six sides: 3.5)."""
+        on = self.segments[self.families >= 0]
+        to_plane = np.linalg.inv(self.plane_to_work)
+        return float(np.linalg.norm(_apply(to_plane, on[:, :2]) - _apply(to_plane, on[:, 2:]), axis=1).sum())
 
     def project(self, cells, height_mm=0.0, offsets_mm=None) -> np.ndarray:
         """Full-resolution pixels of points `height_mm` above the tile tops at the given cells."""
@@ -244,7 +253,8 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
     `squares_aside` the edges of a checked cloth's squares do not count (_explained_share), and
     the lattice is fitted in the plane's perspective the squares show (_cloth_perspective). The
     `last_look` (when no other look found a World) trusts lattices and cameras that explain fewer
-    edges (LAST_LOOK). `colours.world_mask` becomes the regions that hold its edges."""
+    edges (LAST_LOOK), and lattices on fewer edges (LAST_LOOK_EVIDENCE). `colours.world_mask`
+    becomes the regions that hold its edges."""
     min_inliers, keeps = LAST_LOOK if last_look else (MIN_INLIERS, CAMERA_KEEPS)
     h, w = colours.world_mask.shape
     attempts, failure = [], "too few straight tile edges in the photo"
@@ -299,7 +309,8 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
         seen.append(on)
         found = _posed_world(grown, profile, full_size, scale, w, table, min_inliers,
                              keeps * _explained_share(grown[0], grown[5], grown[1], table),
-                             MIN_EVIDENCE if perspectives[i] is None else MIN_EVIDENCE_IN_PERSPECTIVE)
+                             MIN_EVIDENCE_IN_PERSPECTIVE if perspectives[i] is not None else
+                             LAST_LOOK_EVIDENCE if last_look else MIN_EVIDENCE)
         if found is not None:           # the lattice explaining the most tile edge length wins
             geo, evidence = found
             posed.append((evidence * (1.0 - geo.fit_residual / 0.2), len(posed), geo, attempt[6]))

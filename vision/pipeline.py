@@ -13,7 +13,7 @@ from rules.position import COLOURS, DISCS_PER_COLOUR, OPENING_TILES_PER_COLOUR, 
 
 from .colours import TABLE_SOURCES, ColourModel, find_colours, find_table
 from .errors import NoTileReadError, NoWorldFoundError
-from .geometry import WorldGeometry, find_world, straight_edges
+from .geometry import MIN_EVIDENCE, WorldGeometry, find_world, straight_edges
 from .hexgrid import cells_to_plane, components, ring
 from .lens import load_lens
 from .loading import DETAIL_LONG_SIDE, LoadedImage, load_image
@@ -26,6 +26,8 @@ from .tiles import (CONFIDENT as TILE_CONFIDENT, MISSED_TILE_CHANCE, TileReading
 
 NO_TILE_READ = "no EXXIT World found: a hex pattern was fitted but no tile could be read"
 TABLE_READ_AS_TILES = "no EXXIT World found: the table itself reads as tiles"
+FEW_EDGES_FEW_TILES = ("no EXXIT World found: a hex pattern fits only a few straight edges, and too few tiles "
+                       "(or too many) read on it for a World (too few tile edges, or too much clutter)")
 FIRST_READ_TILES_MAX = 10 * TOTAL_TILES   # a first read of more is the table read as tiles, not a World
 STEEP_VIEW_DEG = 20              # camera tilt under which a stack's side hardly shows (BENCHMARKS.md, session 19)
 SMALL_PHOTO_SIDE = 1000          # px, a longer side under which fewer Worlds read exactly (BENCHMARKS.md, session 39)
@@ -225,8 +227,12 @@ def _lattices(image, profile, background: "_Background", failures: dict):
 
 
 def _likely(located: LocatedWorld) -> bool:
+    return _likely_tiles(len(located.first.tiles))
+
+
+def _likely_tiles(first_read: int) -> bool:
     fewest, most = LIKELY_FIRST_TILES
-    return fewest <= len(located.first.tiles) <= most
+    return fewest <= first_read <= most
 
 
 def _even(located: LocatedWorld) -> bool:
@@ -237,11 +243,16 @@ def _located(work_image: LoadedImage, colours: ColourModel, segments, profile, l
              squares_aside=False) -> LocatedWorld:
     """The World found on a working image's straight edges with its colour model, and its first
     tile read (find_world with the look's `last_look` and `squares_aside`, _first_tile_pass);
-    NoWorldFoundError when there is none."""
+    NoWorldFoundError when there is none. A lattice on fewer edges than MIN_EVIDENCE (as the last
+    look and a checked cloth's perspective allow) is a World only if its first read finds a likely
+    number of tiles: crops of photos away from their World show such lattices on spare tile piles
+    or reserve discs, each with one tile read."""
     geo = find_world(segments, colours, profile, work_image.size, work_image.scale, last_look, squares_aside)
     cells, edges, outline, first = _first_tile_pass(colours, geo)
     if not first.tiles:
         raise NoTileReadError(NO_TILE_READ)
+    if geo.edge_evidence() < MIN_EVIDENCE and not _likely_tiles(len(first.tiles)):
+        raise NoWorldFoundError(FEW_EDGES_FEW_TILES)
     return LocatedWorld(work_image, colours, geo, cells, edges, outline, first)
 
 

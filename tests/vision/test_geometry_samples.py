@@ -7,13 +7,14 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
 from synthetic import Scene, midgame, render
 import vision.geometry
 from vision.errors import NoWorldFoundError
-from vision.geometry import CAMERA_KEEPS, MIN_INLIERS
+from vision.geometry import CAMERA_KEEPS, MIN_EVIDENCE, MIN_INLIERS
 from vision.hexgrid import cell_to_plane, cells_to_plane, plane_to_cells
 from vision.loading import load_image
 from vision.pipeline import LIKELY_FIRST_TILES, ONE_FAMILY_SHARE, analyze_photo, locate_world
@@ -164,6 +165,34 @@ def test_a_small_opening_on_a_checked_cloth_is_found_by_the_last_look(monkeypatc
     monkeypatch.setattr("vision.geometry._square_grid_direction", lambda seg, length: None)
     with pytest.raises(NoWorldFoundError):
         locate_world(image, profile)
+
+
+def test_a_far_opening_under_three_stacks_is_found_on_few_edges(monkeypatch):
+    """The opening diamond far off on a blue felt at 38 degrees in the evening (the fresh render s011 of
+    seed 99, tests/data/photos), three of its tiles under discs, a disc beside it and piles of spare
+    tiles nearer the camera: its lattice's edges are 5.6 pitch long, under the 6 the other looks need,
+    though the camera fitted to them is right (within 3 degrees) and its four tiles read. The last look
+    trusts such a lattice when tiles read on it: every tile and stack is read right; without it, no World."""
+    photo = PHOTOS / "far-opening-on-felt-s011.jpg"
+    truth, profile, reading = read_with_its_lattice_right(photo)
+    assert abs(reading.geometry.camera.tilt_deg - truth["camera"]["tilt_deg"]) < 3.0
+    assert sorted(reading.tile_colours.values()) == sorted(t["colour"] for t in truth["position"]["tiles"])
+    assert sorted(reading.stack_discs.values()) == sorted(tuple(s["discs"]) for s in truth["position"]["stacks"])
+    monkeypatch.setattr("vision.geometry.LAST_LOOK_EVIDENCE", MIN_EVIDENCE)
+    with pytest.raises(NoWorldFoundError):
+        analyze_photo(str(photo), profile)
+
+
+def test_a_pile_of_spare_tiles_alone_is_no_world(monkeypatch):
+    """The right of the sample s070, away from its World: a pile of spare tiles on a dark desk. The
+    last look fits a lattice on the pile's few edges (4.3 pitch), but a single tile reads on it, and
+    every game's World holds four: no World. Were one tile enough, the pile would be read as one."""
+    photo = cv2.imread(str(SAMPLES / "s070-midgame-silverred-tilt15_35.jpg"))[:, 961:]
+    profile = load_profile("silver-red")
+    with pytest.raises(NoWorldFoundError):
+        analyze_photo(photo, profile)
+    monkeypatch.setattr("vision.pipeline.LIKELY_FIRST_TILES", (1, LIKELY_FIRST_TILES[1]))
+    assert len(analyze_photo(photo, profile).tiles.tiles) == 1
 
 
 def test_a_small_world_on_a_checked_cloth_grows_over_tile_edges_only(monkeypatch):
