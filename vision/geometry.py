@@ -41,7 +41,8 @@ MIN_EVIDENCE = 6.0              # ... nor one with under this length of edges on
 MIN_EVIDENCE_IN_PERSPECTIVE = 3.0   # ... or this when a checked cloth gives the perspective (one hexagon: 3.5)
 LAST_LOOK_EVIDENCE = 4.0        # ... or this in the last look, its lattice then a World only if tiles read on it
                                 # (vision.pipeline; the opening diamond far off at 38 degrees, three of its tiles
-                                # under discs: 5.6; the rules' two-tile example: 4.6-5.0; spare tile piles: 4.0-5.5)
+                                # under discs: 4.1-5.6; the rules' two-tile example: 4.6-5.0; spare tile piles:
+                                # 4.0-5.5, with one tile read on them)
 MAX_TILT = 75.0
 ROW_POINTS = 1024               # points per row of the maps sample_image gives cv2.remap
 DIRECTION_PEAKS = 5            # strongest segment directions considered as the three edge families

@@ -170,9 +170,10 @@ def test_a_small_opening_on_a_checked_cloth_is_found_by_the_last_look(monkeypatc
 def test_a_far_opening_under_three_stacks_is_found_on_few_edges(monkeypatch):
     """The opening diamond far off on a blue felt at 38 degrees in the evening (the fresh render s011 of
     seed 99, tests/data/photos), three of its tiles under discs, a disc beside it and piles of spare
-    tiles nearer the camera: its lattice's edges are 5.6 pitch long, under the 6 the other looks need,
-    though the camera fitted to them is right (within 3 degrees) and its four tiles read. The last look
-    trusts such a lattice when tiles read on it: every tile and stack is read right; without it, no World."""
+    tiles nearer the camera: the lattices fitted on it lie on 4.1-5.6 pitch of straight edges, under the
+    6 the other looks need, though the camera fitted to them is right (within 3 degrees) and its four
+    tiles read. The last look trusts such a lattice when tiles read on it: every tile and stack is read
+    right; without it, no World."""
     photo = PHOTOS / "far-opening-on-felt-s011.jpg"
     truth, profile, reading = read_with_its_lattice_right(photo)
     assert abs(reading.geometry.camera.tilt_deg - truth["camera"]["tilt_deg"]) < 3.0
