@@ -8,6 +8,7 @@ from functools import partial
 
 import cv2
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from rules.position import COLOURS, DISCS_PER_COLOUR, OPENING_TILES_PER_COLOUR, TOTAL_TILES
 
@@ -42,6 +43,12 @@ ONE_FAMILY_SHARE = 0.85          # a likely lattice whose edges lie more than th
                                  # the tiles' (fresh 95 s040: 0.89). A World's hexagons put about a third on each
                                  # (519 lattices tried on seven sets: median 0.38, 95% at most 0.61); at 0.75,
                                  # lattices of 0.75-0.81 were tried again for nothing (samples s035: 0.7 s more)
+
+
+# numpy's BLAS threads wait spinning between calls and so take a core from OpenCV's threads on a
+# 2-core machine, while vision's matrices are small: with one, a photo reads in 0.95 of the time
+# (samples, paired in one process: BENCHMARKS.md, session 72)
+threadpool_limits(1, user_api="blas")
 
 
 def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
