@@ -67,6 +67,7 @@ class WorldGeometry:
     fit_residual: float           # median distance of inlier segments to their lattice line (pitch units)
     inlier_fraction: float
     confidence: float
+    edge_evidence: float          # length of the edges on its lines (pitch units; a hexagon's six sides: 3.5)
     segments: np.ndarray = field(repr=False)   # (N,4) work px
     families: np.ndarray = field(repr=False)   # (N,) -1 or 0..2
 
@@ -82,12 +83,6 @@ class WorldGeometry:
         seg = self.segments[on]
         length = np.hypot(seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1])
         return float(np.bincount(self.families[on], length, minlength=3).max() / length.sum())
-
-    def edge_evidence(self) -> float:
-        """The length of the edges on the lattice's lines, in pitch units (a hexagon's six sides: 3.5)."""
-        on = self.segments[self.families >= 0]
-        to_plane = np.linalg.inv(self.plane_to_work)
-        return float(np.linalg.norm(_apply(to_plane, on[:, :2]) - _apply(to_plane, on[:, 2:]), axis=1).sum())
 
     def project(self, cells, height_mm=0.0, offsets_mm=None) -> np.ndarray:
         """Full-resolution pixels of points `height_mm` above the tile tops at the given cells."""
@@ -313,8 +308,7 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
                              MIN_EVIDENCE_IN_PERSPECTIVE if perspectives[i] is not None else
                              LAST_LOOK_EVIDENCE if last_look else MIN_EVIDENCE)
         if found is not None:           # the lattice explaining the most tile edge length wins
-            geo, evidence = found
-            posed.append((evidence * (1.0 - geo.fit_residual / 0.2), len(posed), geo, attempt[6]))
+            posed.append((found.edge_evidence * (1.0 - found.fit_residual / 0.2), len(posed), found, attempt[6]))
     if posed:
         _, _, geo, mask = max(posed)
         colours.world_mask = _lattice_region(geo, colours.regions or [mask], mask)
@@ -446,8 +440,8 @@ def _grown(attempt, all_segments: np.ndarray, growable: np.ndarray | None = None
 
 def _posed_world(attempt, profile: SetProfile, full_size, scale: float, work_w: int, table: np.ndarray,
                  min_inliers: float, min_explained: float, min_evidence: float):
-    """(WorldGeometry, evidence) of one lattice fit: the camera posed on its edges, the lattice
-    re-derived from that camera, and the length of edges on its lines (pitch units). Every first
+    """The WorldGeometry of one lattice fit: the camera posed on its edges, the lattice re-derived
+    from that camera, and the length of edges on its lines (its edge_evidence). Every first
     camera (_first_cameras) is refined, and of those that explain the edges (at least `min_inliers`
     and `min_explained` of them, as _explained_share counts with the `table`'s segments, and
     `min_evidence`) the one that fits them best (_fit_score) is kept: the first to explain them
@@ -484,9 +478,9 @@ def _posed_world(attempt, profile: SetProfile, full_size, scale: float, work_w: 
     conf = float(np.clip(1.0 - (residual - 0.02) / 0.08, 0, 1) * np.clip(inlier_frac / 0.5, 0, 1))
     geo = WorldGeometry(plane_to_work=plane_to_work, camera=camera, pitch_mm=pitch, scale=scale,
                         fit_residual=residual, inlier_fraction=inlier_frac, confidence=conf,
-                        segments=seg, families=families)
+                        edge_evidence=float(evidence), segments=seg, families=families)
     geo.segments_scale_width = float(work_w)
-    return geo, float(evidence)
+    return geo
 
 
 def _lattice_region(geo: WorldGeometry, regions, fallback) -> np.ndarray:

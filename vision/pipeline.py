@@ -258,7 +258,7 @@ def _located(work_image: LoadedImage, colours: ColourModel, segments, profile, l
     cells, edges, outline, first = _first_tile_pass(colours, geo)
     if not first.tiles:
         raise NoTileReadError(NO_TILE_READ)
-    if geo.edge_evidence() < MIN_EVIDENCE and not _likely_tiles(len(first.tiles)):
+    if geo.edge_evidence < MIN_EVIDENCE and not _likely_tiles(len(first.tiles)):
         raise NoWorldFoundError(FEW_EDGES_FEW_TILES)
     return LocatedWorld(work_image, colours, geo, cells, edges, outline, first)
 
