@@ -422,7 +422,7 @@ def _grown(attempt, all_segments: np.ndarray, growable: np.ndarray | None = None
         on_lines, cells = _lattice_cells(M, all_segments)
         seed = {tuple(c) for c in cells[used & on_lines]}
         near = seed | ring(seed)
-        add = on_lines & ~used & np.array([tuple(c) in near for c in cells], bool)
+        add = on_lines & ~used & _cells_among(cells, near)
         if growable is not None:
             add &= growable
         if not add.any():
@@ -436,6 +436,14 @@ def _grown(attempt, all_segments: np.ndarray, growable: np.ndarray | None = None
     seg = all_segments[used]
     fam, residual, inlier_frac = _lattice_fit_quality(M, seg)
     return M, fam, residual, inlier_frac, score, seg, mask, used
+
+
+def _cells_among(cells: np.ndarray, among: set) -> np.ndarray:
+    """Which of the cells (N, 2 ints) are in the set `among` (of (q, r) tuples)."""
+    if not among or not len(cells):
+        return np.zeros(len(cells), bool)
+    wanted = np.array(sorted(among), np.int64)
+    return (np.asarray(cells, np.int64)[:, None, :] == wanted[None]).all(axis=2).any(axis=1)
 
 
 def _posed_world(attempt, profile: SetProfile, full_size, scale: float, work_w: int, table: np.ndarray,
@@ -1016,9 +1024,21 @@ def _icp(M1, seg, model: str, iters: int, loose: int = 2):
             fit = cv2.estimateAffine2D if model == "affine" else cv2.estimateAffinePartial2D
             A, _ = fit(src, dst, method=cv2.RANSAC, ransacReprojThreshold=0.08)
             Hn = None if A is None else np.vstack([A, [0, 0, 1]])
-        if Hn is None or np.linalg.matrix_rank(Hn) < 3:     # too few distinct points: degenerate
+        if Hn is None or _singular(Hn):     # too few distinct points: degenerate
             return None
         M1 = Hn
     return M1
+
+
+def _singular(H: np.ndarray) -> bool:
+    """Whether a 3x3 matrix is singular as np.linalg.matrix_rank judges it (rank under 3); its
+    determinant settles most matrices without the singular values: |det| = s1 s2 s3 <= s1^2 s3
+    and s1 <= the Frobenius norm, so a determinant far above norm^3 x eps leaves s3 above the
+    tolerance."""
+    (a, b, c), (d, e, f), (g, h, i) = H.tolist()
+    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+    if abs(det) > 1e-9 * float(np.sum(H * H)) ** 1.5:
+        return False
+    return bool(np.linalg.matrix_rank(H) < 3)
 
 

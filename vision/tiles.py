@@ -182,8 +182,22 @@ def _cell_colours(colours: ColourModel, classes, usable, lab):
     medians = np.empty((len(n), 3), np.float32)
     medians[~seen] = colours.tables[0].mean
     if seen.any():
-        medians[seen] = np.nanmedian(np.where(usable[seen, :, None], lab[seen], np.nan), axis=1)
+        medians[seen] = _usable_medians(lab[seen], usable[seen])
     return votes, medians, n / usable.shape[1]
+
+
+def _usable_medians(lab: np.ndarray, usable: np.ndarray) -> np.ndarray:
+    """The median Lab colour (N, 3) of each row's usable samples (`lab` N, K, 3; `usable` N, K, at
+    least one per row), as np.nanmedian gives it with the others NaN, several times faster.
+
+    >>> _usable_medians(np.array([[[1, 0, 0], [3, 0, 0], [9, 0, 0]]], np.float32), np.array([[True, True, False]]))
+    array([[2., 0., 0.]], dtype=float32)
+    """
+    n = usable.sum(axis=1)
+    ordered = np.sort(np.where(usable[:, :, None], lab, np.inf).transpose(0, 2, 1), axis=2)   # unusable last
+    middle = lambda i: np.take_along_axis(ordered, np.repeat(i[:, None, None], 3, axis=1), axis=2)[..., 0]
+    low, high = middle((n - 1) // 2), middle(n // 2)
+    return np.where((n % 2 == 1)[:, None], low, (low + high) / np.float32(2))
 
 
 def _edge_levels(outline: np.ndarray, classes: np.ndarray, usable: np.ndarray):

@@ -6,8 +6,9 @@ from synthetic import Scene, midgame, random_scene, render
 from vision.colours import find_colours
 from vision.errors import NoWorldFoundError
 from vision.camera import look_at
-from vision.geometry import (LAST_LOOK, MIN_INLIERS, _apply, _cloth_perspective, _explained_share, _lattice_fit_quality,
-                             _square_grid_direction, find_world, sample_image, straight_edges)
+from vision.geometry import (LAST_LOOK, MIN_INLIERS, _apply, _cells_among, _cloth_perspective, _explained_share,
+                             _lattice_fit_quality, _singular, _square_grid_direction, find_world, sample_image,
+                             straight_edges)
 from vision.hexgrid import cell_to_plane, cells_to_plane, hexagon, plane_to_cells
 from vision.loading import load_image
 from vision.pipeline import locate_world
@@ -243,3 +244,22 @@ def test_a_checked_cloth_gives_the_planes_perspective(tilt):
     grain = seg[inside & (np.abs(np.abs(checks[:, 3] - checks[:, 1]) - 20 * np.sin(np.radians(17.0))) < 1e-6)]
     assert len(grain) > 50
     assert _cloth_perspective(grain, (h, w)) is None
+
+
+def test_a_degenerate_lattice_map_is_singular_as_matrix_rank_says():
+    """The ICP refuses a map fitted on too few distinct points: _singular answers as
+    np.linalg.matrix_rank does, on full-rank maps of every scale and on rank-deficient ones."""
+    rng = np.random.default_rng(5)
+    full = [rng.normal(size=(3, 3)) * 10.0 ** rng.uniform(-6, 6) for _ in range(200)]
+    u, v = rng.normal(size=(2, 3, 1))
+    deficient = [u @ v.T, np.outer([1.0, 2.0, 0.0], [0.0, 1.0, 1.0]), np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.5, 0.1, 1.0]]), np.zeros((3, 3)),
+                 np.diag([1.0, 1.0, 1e-17])]
+    for H in full + deficient:
+        assert _singular(H) == (np.linalg.matrix_rank(H) < 3)
+    assert all(_singular(H) for H in deficient)
+
+
+def test_the_cells_beside_a_lattices_edges_are_picked_out_of_a_set():
+    cells = np.array([[0, 0], [1, -1], [5, 2], [-3, 7], [1, -1]])
+    assert _cells_among(cells, {(1, -1), (-3, 7), (9, 9)}).tolist() == [False, True, False, True, True]
+    assert _cells_among(cells, set()).tolist() == [False] * 5

@@ -10,6 +10,7 @@ import vision
 from synthetic import COLOURS, Scene, compare, render
 from vision.hexgrid import cell_to_plane, plane_to_cells
 from vision.stacks import CONFIDENT, GLARE_CONFIDENCE
+from vision.tiles import _usable_medians
 
 PHOTOS = Path(__file__).resolve().parents[1] / "data" / "photos"   # dev renders that once read wrong
 
@@ -273,3 +274,15 @@ def test_white_tiles_on_a_cloths_light_checks_read_with_the_colours_of_the_world
     # two white tiles were taken for the cloth's grey checks (0.01 and 0.32); read again with those
     # the World's tiles give, every cell is right, stacks and the disc off the World on their cells
     _read_right(PHOTOS / "finished-world-light-cloth-s291.jpg", "black-white")
+
+
+def test_a_cells_median_colour_counts_its_usable_samples_only():
+    """The median colour of each cell's samples a stack or the frame leaves visible is numpy's
+    nanmedian of them, odd and even counts alike."""
+    rng = np.random.default_rng(3)
+    lab = (rng.random((300, 37, 3)) * 100).astype(np.float32)
+    usable = rng.random((300, 37)) < rng.random((300, 1))
+    usable[np.arange(300), rng.integers(0, 37, 300)] = True           # one sample at least
+    expected = np.nanmedian(np.where(usable[:, :, None], lab, np.nan), axis=1)
+    got = _usable_medians(lab, usable)
+    assert got.dtype == expected.dtype and np.array_equal(got, expected)

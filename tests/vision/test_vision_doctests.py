@@ -5,7 +5,8 @@ import importlib
 
 import pytest
 
-MODULES = ["vision", "vision.fitting", "vision.hexgrid", "vision.lens", "vision.profile", "vision.second_photo"]
+MODULES = ["vision", "vision.fitting", "vision.hexgrid", "vision.lens", "vision.profile", "vision.second_photo",
+           "vision.tiles"]
 
 
 @pytest.mark.parametrize("name", MODULES)
