@@ -1033,12 +1033,10 @@ def _icp(M1, seg, model: str, iters: int, loose: int = 2):
 def _singular(H: np.ndarray) -> bool:
     """Whether a 3x3 matrix is singular as np.linalg.matrix_rank judges it (rank under 3); its
     determinant settles most matrices without the singular values: |det| = s1 s2 s3 <= s1^2 s3
-    and s1 <= the Frobenius norm, so a determinant far above norm^3 x eps leaves s3 above the
-    tolerance."""
+    and s1 <= the Frobenius norm, so a determinant over 1e-9 of the norm cubed leaves s3 far
+    above matrix_rank's tolerance (s1 x 3 x the float64 epsilon)."""
     (a, b, c), (d, e, f), (g, h, i) = H.tolist()
     det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
     if abs(det) > 1e-9 * float(np.sum(H * H)) ** 1.5:
         return False
     return bool(np.linalg.matrix_rank(H) < 3)
-
-
