@@ -252,8 +252,8 @@ def test_a_degenerate_lattice_map_is_singular_as_matrix_rank_says():
     rng = np.random.default_rng(5)
     full = [rng.normal(size=(3, 3)) * 10.0 ** rng.uniform(-6, 6) for _ in range(200)]
     u, v = rng.normal(size=(2, 3, 1))
-    deficient = [u @ v.T, np.outer([1.0, 2.0, 0.0], [0.0, 1.0, 1.0]), np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.5, 0.1, 1.0]]), np.zeros((3, 3)),
-                 np.diag([1.0, 1.0, 1e-17])]
+    deficient = [u @ v.T, np.outer([1.0, 2.0, 0.0], [0.0, 1.0, 1.0]), np.zeros((3, 3)), np.diag([1.0, 1.0, 1e-17]),
+                 np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.5, 0.1, 1.0]])]
     for H in full + deficient:
         assert _singular(H) == (np.linalg.matrix_rank(H) < 3)
     assert all(_singular(H) for H in deficient)
