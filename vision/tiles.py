@@ -195,7 +195,7 @@ def _usable_medians(lab: np.ndarray, usable: np.ndarray) -> np.ndarray:
     """
     n = usable.sum(axis=1)
     ordered = np.sort(np.where(usable[:, :, None], lab, np.inf).transpose(0, 2, 1), axis=2)   # unusable last
-    middle = lambda i: np.take_along_axis(ordered, np.repeat(i[:, None, None], 3, axis=1), axis=2)[..., 0]
+    middle = lambda i: np.take_along_axis(ordered, i[:, None, None], axis=2)[..., 0]   # (the index broadcasts over L, a, b)
     low, high = middle((n - 1) // 2), middle(n // 2)
     return np.where((n % 2 == 1)[:, None], low, (low + high) / np.float32(2))
 
