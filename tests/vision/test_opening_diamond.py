@@ -53,6 +53,13 @@ def test_a_glare_lit_black_end_and_a_missed_white_middle_are_read_again():
     assert _read_again(read, faint) == {(1, 0): "black", (1, -1): "white"}
 
 
+def test_two_tiles_of_one_colour_become_the_diamond_however_sure_the_networks_are_of_the_rest():
+    # fresh 105 s044: black tiles on a cloth of their colour, read as table at chances of 0.003 and
+    # less; no game or rule text has a World without a tile of each colour
+    read = {(0, 0): (0.99, WHITE), (1, 0): (0.99, WHITE)}
+    assert _read_again(read) == {(0, 1): "black", (1, -1): "black"}
+
+
 def test_a_rule_text_diagram_of_three_tiles_in_a_line_is_kept():
     read = {(-1, 0): (0.99, WHITE), (0, 0): (0.99, BLACK), (1, 0): (0.99, WHITE)}
     assert _read_again(read) is None
