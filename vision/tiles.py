@@ -521,9 +521,10 @@ def _opening_diamond(colours: ColourModel, cells: list, p_tile: np.ndarray, medi
     each end); None when the reading is larger, has both colours' two, or no diamond costs at most
     OPENING_FIT. A diamond's cost is the tile networks' log-odds it overrules (UNDER_STACK_WEIGHT of
     them under stacks, as in _laying_rule) and, for each of its tiles, what reading it in its
-    colour costs (_colour_loss); whichever colour's tiles touch in the middle. A reading with no
-    tile of a colour at all is no World any game or rule text has (black tiles on a cloth of their
-    colour: fresh 105 s044), so its likeliest diamond is taken whatever it costs."""
+    colour costs (_colour_loss); whichever colour's tiles touch in the middle. A reading of two
+    or more tiles, none of one colour, is no World any game or rule text has (black tiles on a
+    cloth of their colour: fresh 105 s044), and its tiles place the diamond, so its likeliest
+    diamond is taken whatever it costs (a single tile could be any of the diamond's four)."""
     tiles = {cells[i] for i in roles}
     if max(_tiles_lacking(roles).values()) <= 0 or not tiles or len(tiles) > OPENING_TILES:
         return None
@@ -546,7 +547,7 @@ def _opening_diamond(colours: ColourModel, cells: list, p_tile: np.ndarray, medi
                                  for c, place in diamond.items())
             if best is None or cost < best[0]:
                 best = (cost, {index[c]: colour[place] for c, place in diamond.items()}, tiles - set(diamond))
-    colour_missing = max(_tiles_lacking(roles).values()) >= OPENING_TILES_PER_COLOUR
+    colour_missing = len(tiles) >= 2 and max(_tiles_lacking(roles).values()) >= OPENING_TILES_PER_COLOUR
     if best is None or (best[0] > OPENING_FIT and not colour_missing):
         return None
     _, chosen, dropped = best

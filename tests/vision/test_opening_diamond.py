@@ -58,6 +58,8 @@ def test_two_tiles_of_one_colour_become_the_diamond_however_sure_the_networks_ar
     # less; no game or rule text has a World without a tile of each colour
     read = {(0, 0): (0.99, WHITE), (1, 0): (0.99, WHITE)}
     assert _read_again(read) == {(0, 1): "black", (1, -1): "black"}
+    # a single tile could be any of a diamond's four: nothing is made up around it
+    assert _read_again({(0, 0): (0.99, WHITE)}) is None
 
 
 def test_a_rule_text_diagram_of_three_tiles_in_a_line_is_kept():
