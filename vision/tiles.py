@@ -526,7 +526,8 @@ def _opening_diamond(colours: ColourModel, cells: list, p_tile: np.ndarray, medi
     cloth of their colour: fresh 105 s044), and its tiles place the diamond, so its likeliest
     diamond is taken whatever it costs (a single tile could be any of the diamond's four)."""
     tiles = {cells[i] for i in roles}
-    if max(_tiles_lacking(roles).values()) <= 0 or not tiles or len(tiles) > OPENING_TILES:
+    most_lacking = max(_tiles_lacking(roles).values())
+    if most_lacking <= 0 or not tiles or len(tiles) > OPENING_TILES:
         return None
     index = {c: i for i, c in enumerate(cells)}
     against, weight = _tile_log_odds(p_tile, under_stacks)
@@ -547,7 +548,7 @@ def _opening_diamond(colours: ColourModel, cells: list, p_tile: np.ndarray, medi
                                  for c, place in diamond.items())
             if best is None or cost < best[0]:
                 best = (cost, {index[c]: colour[place] for c, place in diamond.items()}, tiles - set(diamond))
-    colour_missing = len(tiles) >= 2 and max(_tiles_lacking(roles).values()) >= OPENING_TILES_PER_COLOUR
+    colour_missing = len(tiles) >= 2 and most_lacking >= OPENING_TILES_PER_COLOUR
     if best is None or (best[0] > OPENING_FIT and not colour_missing):
         return None
     _, chosen, dropped = best
