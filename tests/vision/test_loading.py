@@ -1,4 +1,5 @@
 import io
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -6,7 +7,9 @@ import pytest
 from PIL import Image
 
 from vision.errors import UnreadableImageError
-from vision.loading import MAX_PIXELS, WORK_LONG_SIDE, decode_image, load_image
+from vision.loading import BLURRED_EDGE_PX, MAX_PIXELS, WORK_LONG_SIDE, decode_image, edge_blur, load_image
+
+SAMPLE_PHOTO = Path(__file__).resolve().parents[2] / "sample_images" / "s002-opening-redblack-tilt15_35.jpg"
 
 
 def _encode(img_rgb, fmt, **kw):
@@ -145,3 +148,42 @@ def test_the_lab_working_image_is_made_once_for_every_colour_model(rgb):
     assert image.lab.shape == image.work.shape and image.lab.dtype == np.float32
     assert 0 <= image.lab[..., 0].min() and image.lab[..., 0].max() <= 100
     assert image.lab is image.lab
+
+
+def _hexagons(blur: float) -> np.ndarray:
+    """Light hexagons on a dark table, blurred by `blur` pixels (0: as drawn)."""
+    img = np.full((400, 600), 40, np.uint8)
+    for cx in range(80, 600, 140):
+        for cy in (100, 300):
+            angles = np.deg2rad(np.arange(6) * 60 + 30)
+            pts = np.stack([cx + 60 * np.cos(angles), cy + 60 * np.sin(angles)], 1).round().astype(np.int32)
+            cv2.fillPoly(img, [pts], 200)
+    return img if blur == 0 else cv2.GaussianBlur(img, (0, 0), blur)
+
+
+def test_edge_blur_measures_how_far_the_edges_are_spread():
+    as_drawn, blurred2, blurred3 = (edge_blur(_hexagons(b)) for b in (0, 2.0, 3.0))
+    assert as_drawn < 1.0
+    assert blurred2 == pytest.approx(2.0, abs=0.35)
+    assert blurred3 == pytest.approx(3.0, abs=0.45)
+    assert edge_blur(np.full((100, 100), 90, np.uint8)) == 0.0       # no edges, nothing to measure
+
+
+def test_edge_blur_sees_a_shaken_camera_though_the_edges_along_the_shake_stay_sharp():
+    shaken = cv2.filter2D(_hexagons(0), -1, np.full((1, 9), 1 / 9, np.float32))      # 9 px sideways
+    assert edge_blur(shaken) > BLURRED_EDGE_PX
+    assert edge_blur(_hexagons(0)) < BLURRED_EDGE_PX
+
+
+def test_a_blurred_photo_is_sharpened_and_a_sharp_one_left_as_it_is():
+    photo = cv2.imread(str(SAMPLE_PHOTO))
+    assert not load_image(photo).sharpened
+    blurred = cv2.GaussianBlur(photo, (0, 0), 2.0)            # out of focus, at 1600x1200
+    loaded = load_image(blurred)
+    assert loaded.sharpened
+    detail = loaded.with_work_side(1400)                      # a finer look is sharpened as well
+    assert detail.sharpened
+    for image in (loaded, detail):
+        as_blurred = cv2.resize(cv2.cvtColor(blurred, cv2.COLOR_BGR2GRAY), image.work.shape[1::-1],
+                                interpolation=cv2.INTER_AREA)
+        assert edge_blur(image.gray) < edge_blur(as_blurred) - 0.1

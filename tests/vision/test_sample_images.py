@@ -6,6 +6,7 @@ it reports with confidence has the right owner; a doubtful one is flagged to the
 import json
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
@@ -38,7 +39,6 @@ def _true_tiles(truth: dict, reading, resized: float = 1.0) -> dict:
 
 def _video_frame(name: str, jpeg_quality: int | None = None):
     """The sample `name` as a 640x480 frame: BGR, or its JPEG bytes at `jpeg_quality`."""
-    import cv2
     frame = cv2.resize(cv2.imread(str(SAMPLES / f"{name}.jpg")), (640, 480), interpolation=cv2.INTER_AREA)
     if jpeg_quality is None:
         return frame
@@ -323,6 +323,20 @@ def test_a_small_photo_is_read_and_the_reader_says_a_larger_one_reads_better():
     assert len(small.stack_discs) == len(reading.stack_discs)
     advice = [w["message"] for w in small.warnings if w["code"] == "small-photo"]
     assert len(advice) == 1 and "640x480" in advice[0] and "1000 pixels" in advice[0]
+
+
+def test_a_blurred_photo_is_read_sharpened_and_the_reader_says_so():
+    """An out-of-focus photo (blurred 2 px at 1600x1200) is sharpened before it is read: its World
+    and stacks are still found, and the reading says the photo is blurred; the render itself is not."""
+    name = "s003-midgame-redblack-tilt35_60"
+    truth, reading = _read(name)
+    assert "blurred-photo" not in _warned(reading)
+    photo = cv2.GaussianBlur(cv2.imread(str(SAMPLES / f"{name}.jpg")), (0, 0), 2.0)
+    blurred = vision.analyze_photo(photo, truth["meta"]["edition"])
+    assert blurred.tiles.tiles == _true_tiles(truth, blurred)
+    assert len(blurred.stack_discs) == len(truth["position"]["stacks"])
+    advice = [w["message"] for w in blurred.warnings if w["code"] == "blurred-photo"]
+    assert len(advice) == 1 and "hold the camera still" in advice[0]
 
 
 def test_a_video_frame_is_enlarged_to_the_working_resolution_and_read_right():
