@@ -14,7 +14,9 @@ phone photos 2%); this says which of those ways costs the reading most. Changes 
   as-rendered    the photo itself
   1024x768       a smaller photo (a webcam's, a video frame's), and 640x480
   jpeg-35        heavy JPEG compression (a messaging app, a video stream)
-  blur-2         out of focus or a shaking hand (Gaussian, sigma 2 px at 1600x1200)
+  blur-2         out of focus (Gaussian, sigma 2 px at 1600x1200)
+  shake-9        a shaking hand: the camera moved 9 px (at 1600x1200) across the exposure, 30° from
+                 the horizontal
   noise-8        a dim room's sensor noise (Gaussian, sigma 8 grey levels a channel)
   dark-0.4       under-exposed: 0.4 times the light, as a camera that did not adjust
   lens-k1-0.3    a wide webcam's barrel distortion (tools/lens_distort.py), read without, and
@@ -66,6 +68,17 @@ def _blurred(image, truth):
     return cv2.GaussianBlur(image, (0, 0), sigma), None, QUALITY
 
 
+def _shaken(image, truth):
+    length = 9.0 * image.shape[1] / SIZE[0]
+    size = int(np.ceil(length)) | 1
+    kernel = np.zeros((size, size), np.float32)
+    c = size // 2
+    dx, dy = np.cos(np.radians(30)) * length / 2, -np.sin(np.radians(30)) * length / 2
+    cv2.line(kernel, (round(c * 16 - dx * 16), round(c * 16 - dy * 16)), (round(c * 16 + dx * 16), round(c * 16 + dy * 16)),
+             1.0, 1, cv2.LINE_AA, shift=4)
+    return cv2.filter2D(image, -1, kernel / kernel.sum()), None, QUALITY
+
+
 def _noisy(image, truth):
     noise = np.random.default_rng(0).normal(0.0, 8.0, image.shape)
     return np.clip(image + noise, 0, 255).astype(np.uint8), None, QUALITY
@@ -91,6 +104,7 @@ CHANGES = {
     "640x480": _resized((640, 480)),
     "jpeg-35": lambda image, truth: (image, None, 35),
     "blur-2": _blurred,
+    "shake-9": _shaken,
     "noise-8": _noisy,
     "dark-0.4": _dark,
     f"lens-k1{LENS_K1}": _through_lens(False),
