@@ -133,7 +133,7 @@ def load_image(source, lens: Lens | None = None) -> LoadedImage:
         work = undistorted
     # a blurred photo's stacks lose their discs' edges: sharpened, fresh 107 and 108 blurred 2 px (at
     # 1600x1200) read 672 heights right, not 664, and 105 photos' forced dances of 144, not 99; a sharp
-    # photo is left as it is, since sharpening costs it reads (session 74)
+    # photo is left as it is, since sharpening costs it reads (BENCHMARKS.md, sessions 74 and 75)
     sharpened = edge_blur(cv2.cvtColor(work, cv2.COLOR_BGR2GRAY)) > BLURRED_EDGE_PX
     if sharpened:
         work = sharpen(work, SHARPEN_SIGMA_PX)
