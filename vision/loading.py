@@ -19,10 +19,13 @@ MAX_BYTES = 60 * 1024 * 1024
 MIN_SIDE = 64
 WORK_LONG_SIDE = 1000            # the working resolution for the global stages
 DETAIL_LONG_SIDE = 1400          # ... when the World fills only a small part of the photo
-BLURRED_EDGE_PX = 1.25           # a working image whose edges are blurred more than this (edge_blur) is sharpened
-SHARPEN_SIGMA_PX = 1.0           # the unsharp mask's blur, in working pixels, and its amount
-SHARPEN_AMOUNT = 1.0
-EDGE_BLUR_SAMPLES = 2000         # edge pixels edge_blur looks at
+BLURRED_EDGE_PX = 1.25           # a working image whose edges are blurred more than this (measure_blur) is sharpened
+SHAKEN_EDGES = 1.4               # ... along a shake when its edges of one direction are this much more blurred
+SHARPEN_SIGMA_PX = 1.0           # the unsharp mask's blur, in working pixels (1.5 times that along a shake)
+SHAKE_SIGMA = 1.5
+SHARPEN_AMOUNT = 1.0             # ... and how much of the difference it adds
+EDGE_BLUR_SAMPLES = 2000         # edge pixels measure_blur looks at
+REBLUR_PX = 1.0                  # ... and the known blur it adds to them
 IMAGE_FORMATS = frozenset({"JPEG", "PNG", "WEBP", "MPO", "BMP", "TIFF"})   # Pillow's names of the formats read
 HEIF_BRANDS = {b"heic", b"heix", b"hevc", b"hevx", b"heim", b"heis", b"mif1", b"msf1"}   # an HEIC photo's 'ftyp'
 
@@ -33,7 +36,7 @@ class LoadedImage:
     scale: float                 # work = full * scale
     size: tuple                  # (width, height) of the full image, EXIF orientation applied
     lens: Lens | None = None     # the lens the photo was taken through, for its size: both images undistorted
-    sharpened: bool = False      # the photo was blurred (edge_blur), and the working images are sharpened
+    blur: "Blur | None" = None   # the photo's blur when the working images are sharpened against it
     _full: np.ndarray | None = None
     _data: bytes | None = None
 
@@ -47,9 +50,14 @@ class LoadedImage:
         work = full if scale == 1.0 else cv2.resize(full, (round(w * scale), round(h * scale)),
                                                     interpolation=cv2.INTER_AREA)
         if self.sharpened:      # the blur is the photo's: wider in the larger image's pixels
-            work = sharpen(work, SHARPEN_SIGMA_PX * work.shape[1] / self.work.shape[1])
+            work = sharpen(work, self.blur, work.shape[1] / self.work.shape[1])
         return LoadedImage(work=work, scale=work.shape[1] / w, size=self.size, lens=self.lens,
-                           sharpened=self.sharpened, _full=full, _data=self._data)
+                           blur=self.blur, _full=full, _data=self._data)
+
+    @property
+    def sharpened(self) -> bool:
+        """Whether the photo was measured as blurred, and its working images are sharpened."""
+        return self.blur is not None
 
     @functools.cached_property
     def gray(self) -> np.ndarray:
@@ -132,43 +140,65 @@ def load_image(source, lens: Lens | None = None) -> LoadedImage:
             full = undistorted if full is work else lens.undistort(full)
         work = undistorted
     # a blurred photo's stacks lose their discs' edges: sharpened, fresh 107 and 108 blurred 2 px (at
-    # 1600x1200) read 672 heights right, not 664, and 105 photos' forced dances of 144, not 99; a sharp
+    # 1600x1200) read 672 heights right, not 664, and 105 photos' forced dances of 144, not 99; shaken
+    # 9 px and sharpened along the shake, 136 Worlds exact, not 134, and 678 heights, not 659; a sharp
     # photo is left as it is, since sharpening costs it reads (BENCHMARKS.md, sessions 74 and 75)
-    sharpened = edge_blur(cv2.cvtColor(work, cv2.COLOR_BGR2GRAY)) > BLURRED_EDGE_PX
-    if sharpened:
-        work = sharpen(work, SHARPEN_SIGMA_PX)
-    return LoadedImage(work=work, scale=work.shape[1] / w, size=(w, h), lens=lens, sharpened=sharpened,
-                       _full=full, _data=data)
+    blur = measure_blur(cv2.cvtColor(work, cv2.COLOR_BGR2GRAY))
+    if blur.sigma > BLURRED_EDGE_PX:
+        work = sharpen(work, blur)
+    return LoadedImage(work=work, scale=work.shape[1] / w, size=(w, h), lens=lens,
+                       blur=blur if blur.sigma > BLURRED_EDGE_PX else None, _full=full, _data=data)
 
 
-def edge_blur(gray: np.ndarray, reblur: float = 1.0) -> float:
-    """How blurred a grey image is: the Gaussian sigma, in its pixels, that its more blurred edges
-    show (0 when it has no edges). A step edge blurred by sigma s keeps a peak gradient proportional
-    to 1 / s; blurred once more by a known sigma r, 1 / sqrt(s^2 + r^2). The ratio R of the two gives
-    s = r / sqrt(R^2 - 1) (Zhuo and Sim's re-blur estimate), here at each Canny edge pixel; the
-    image's blur is that of the most blurred quarter, so that a camera's shake, which leaves the
-    edges along it sharp, shows. Rendered photos read 0.4-1.2, the same blurred 2 px or shaken 9 px
-    (at 1600x1200) 1.2-2.1: any digital image's edges show some blur.
+@dataclass(frozen=True)
+class Blur:
+    sigma: float                 # the Gaussian sigma its more blurred edges show, in the image's pixels
+    shake: float | None = None   # the direction (radians, image axes) a camera shake smeared it along
+
+
+def measure_blur(gray: np.ndarray) -> Blur:
+    """How blurred a grey image is, and along which direction if a camera's shake blurred it.
+
+    A step edge blurred by sigma s keeps a peak gradient proportional to 1 / s; blurred once more
+    by a known sigma r (REBLUR_PX), 1 / sqrt(s^2 + r^2). The ratio R of the two gives s = r / sqrt(R^2 -
+    1) (Zhuo and Sim's re-blur estimate), here at each Canny edge pixel. The image's `sigma` is
+    that of its most blurred quarter of edges: a shake leaves the edges along it sharp. Rendered
+    photos read 0.4-1.2, the same blurred 2 px or shaken 9 px (at 1600x1200) 1.2-2.1: any digital
+    image's edges show some blur. When the edges facing one way (six bins of gradient direction)
+    are SHAKEN_EDGES times as blurred as those facing another, the blur is a shake, along the
+    gradient directions most blurred (renders: 1.1-1.7, blurred 2 px 1.0-1.4, shaken 9 px 1.7-2.6).
 
     >>> step = np.zeros((64, 64), np.uint8); step[:, 32:] = 200
-    >>> round(edge_blur(cv2.GaussianBlur(step, (0, 0), 2.0)), 1) > round(edge_blur(step), 1)
+    >>> measure_blur(cv2.GaussianBlur(step, (0, 0), 2.0)).sigma > measure_blur(step).sigma
     True
     """
     edges = cv2.findNonZero(cv2.Canny(gray, 60, 150))
     if edges is None:
-        return 0.0
-    edges = edges[::-(-len(edges) // EDGE_BLUR_SAMPLES), 0]        # a quantile needs no more
+        return Blur(0.0)
+    edges = edges[::-(-len(edges) // EDGE_BLUR_SAMPLES), 0]        # quantiles need no more
     xs, ys = edges[:, 0], edges[:, 1]
     # the two gradients only where they are wanted: each edge pixel's neighbourhood times the kernels
-    kernels = _gradient_kernels(reblur)
+    kernels = _gradient_kernels(REBLUR_PX)
     r = kernels.shape[-1] // 2
     padded = cv2.copyMakeBorder(gray, r, r, r, r, cv2.BORDER_REFLECT_101)
     offsets = np.arange(-r, r + 1)
     patches = padded[(ys + r)[:, None, None] + offsets[None, :, None], (xs + r)[:, None, None] + offsets[None, None, :]]
-    gradients = patches.reshape(len(ys), -1).astype(np.float32) @ kernels.reshape(4, -1).T   # gx, gy, reblurred
-    ratios = np.hypot(gradients[:, 0], gradients[:, 1]) / np.maximum(np.hypot(gradients[:, 2], gradients[:, 3]), 1e-6)
-    ratio = np.quantile(ratios, 0.25)                  # the lower the ratio, the more blurred the edge
-    return float(reblur / np.sqrt(max(ratio * ratio - 1.0, 1e-6)))
+    gx, gy, reblurred_x, reblurred_y = (patches.reshape(len(ys), -1).astype(np.float32) @ kernels.reshape(4, -1).T).T
+    ratios = np.hypot(gx, gy) / np.maximum(np.hypot(reblurred_x, reblurred_y), 1e-6)
+    sigmas = REBLUR_PX / np.sqrt(np.maximum(ratios * ratios - 1.0, 1e-6))
+    sigma = float(REBLUR_PX / np.sqrt(max(np.quantile(ratios, 0.25) ** 2 - 1.0, 1e-6)))
+    facing = (np.mod(np.arctan2(gy, gx), np.pi) / (np.pi / 6)).astype(int) % 6
+    bins = [b for b in range(6) if (facing == b).sum() > 30]
+    if len(bins) < 4:
+        return Blur(sigma)
+    blurs = np.array([np.quantile(sigmas[facing == b], 0.75) for b in bins])
+    if blurs.max() < SHAKEN_EDGES * blurs.min():
+        return Blur(sigma)
+    # the mean direction of the bins, weighed by how much more blurred than the sharpest they are
+    # (on doubled angles: a direction and its opposite are the same)
+    angles = 2 * (np.array(bins) + 0.5) * np.pi / 6
+    excess = blurs - blurs.min()
+    return Blur(sigma, float(0.5 * np.arctan2((excess * np.sin(angles)).sum(), (excess * np.cos(angles)).sum())))
 
 
 @functools.cache
@@ -183,9 +213,22 @@ def _gradient_kernels(reblur: float) -> np.ndarray:
     return np.stack([k[::-1, ::-1] for k in responses])
 
 
-def sharpen(image: np.ndarray, sigma: float) -> np.ndarray:
-    """`image` unsharp-masked: its difference from itself blurred by `sigma` added, SHARPEN_AMOUNT times."""
-    return cv2.addWeighted(image, 1 + SHARPEN_AMOUNT, cv2.GaussianBlur(image, (0, 0), sigma), -SHARPEN_AMOUNT, 0)
+def sharpen(image: np.ndarray, blur: Blur, scale: float = 1.0) -> np.ndarray:
+    """`image` unsharp-masked against `blur` (measured in pixels `scale` times smaller): its difference
+    from itself blurred by SHARPEN_SIGMA_PX added SHARPEN_AMOUNT times, or, for a shake, its
+    difference from itself blurred by SHAKE_SIGMA times that along the shake only."""
+    sigma = SHARPEN_SIGMA_PX * scale
+    if blur.shake is None:
+        smoothed = cv2.GaussianBlur(image, (0, 0), sigma)
+    else:
+        sigma *= SHAKE_SIGMA
+        n = int(np.ceil(3 * sigma))
+        y, x = np.mgrid[-n:n + 1, -n:n + 1].astype(np.float32)
+        along = x * np.cos(blur.shake) + y * np.sin(blur.shake)
+        across = -x * np.sin(blur.shake) + y * np.cos(blur.shake)
+        kernel = np.exp(-along * along / (2 * sigma * sigma)) * np.maximum(0.0, 1.0 - np.abs(across))
+        smoothed = cv2.filter2D(image, -1, kernel / kernel.sum())
+    return cv2.addWeighted(image, 1 + SHARPEN_AMOUNT, smoothed, -SHARPEN_AMOUNT, 0)
 
 
 def read_photo_bytes(source) -> bytes:

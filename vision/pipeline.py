@@ -120,9 +120,10 @@ def analyze_photo(source, profile=None, lens=None) -> PhotoReading:
                          "message": f"a small photo ({image.size[0]}x{image.size[1]} pixels): tiles and stacks read "
                                     f"better from photos of at least {SMALL_PHOTO_SIDE} pixels on the longer side"})
     if image.sharpened:
+        cause = "out of focus" if image.blur.shake is None else "the camera moved while it was taken"
         warnings.append({"code": "blurred-photo", "cells": [],
-                         "message": "a blurred photo (out of focus, or the camera moved): it was sharpened to be read, "
-                                    "but blurred discs are counted less surely; hold the camera still and let it focus"})
+                         "message": f"a blurred photo ({cause}): it was sharpened to be read, but blurred discs are "
+                                    "counted less surely; hold the camera still and let it focus"})
     if ignored:
         away = [(c[0] - origin[0], c[1] - origin[1]) for c in ignored]
         warnings.append({"code": "ignored-tiles", "cells": warning_cells(away),

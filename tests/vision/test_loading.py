@@ -7,7 +7,7 @@ import pytest
 from PIL import Image
 
 from vision.errors import UnreadableImageError
-from vision.loading import BLURRED_EDGE_PX, MAX_PIXELS, WORK_LONG_SIDE, decode_image, edge_blur, load_image
+from vision.loading import BLURRED_EDGE_PX, MAX_PIXELS, WORK_LONG_SIDE, decode_image, load_image, measure_blur
 
 SAMPLE_PHOTO = Path(__file__).resolve().parents[2] / "sample_images" / "s002-opening-redblack-tilt15_35.jpg"
 
@@ -161,18 +161,35 @@ def _hexagons(blur: float) -> np.ndarray:
     return img if blur == 0 else cv2.GaussianBlur(img, (0, 0), blur)
 
 
-def test_edge_blur_measures_how_far_the_edges_are_spread():
-    as_drawn, blurred2, blurred3 = (edge_blur(_hexagons(b)) for b in (0, 2.0, 3.0))
-    assert as_drawn < 1.0
-    assert blurred2 == pytest.approx(2.0, abs=0.35)
-    assert blurred3 == pytest.approx(3.0, abs=0.45)
-    assert edge_blur(np.full((100, 100), 90, np.uint8)) == 0.0       # no edges, nothing to measure
+def _blur(gray) -> float:
+    return measure_blur(gray).sigma
 
 
-def test_edge_blur_sees_a_shaken_camera_though_the_edges_along_the_shake_stay_sharp():
-    shaken = cv2.filter2D(_hexagons(0), -1, np.full((1, 9), 1 / 9, np.float32))      # 9 px sideways
-    assert edge_blur(shaken) > BLURRED_EDGE_PX
-    assert edge_blur(_hexagons(0)) < BLURRED_EDGE_PX
+def test_the_blur_measured_is_how_far_the_edges_are_spread():
+    as_drawn, blurred2, blurred3 = (measure_blur(_hexagons(b)) for b in (0, 2.0, 3.0))
+    assert as_drawn.sigma < 1.0
+    assert blurred2.sigma == pytest.approx(2.0, abs=0.35) and blurred2.shake is None
+    assert blurred3.sigma == pytest.approx(3.0, abs=0.45) and blurred3.shake is None
+    assert _blur(np.full((100, 100), 90, np.uint8)) == 0.0       # no edges, nothing to measure
+
+
+def _discs() -> np.ndarray:
+    """Light discs on a dark table: edges facing every way."""
+    img = np.full((400, 600), 40, np.uint8)
+    for cx in range(70, 600, 115):
+        for cy in (90, 300):
+            cv2.circle(img, (cx, cy), 45, 200, -1, cv2.LINE_AA)
+    return img
+
+
+@pytest.mark.parametrize("kernel, direction", [((1, 9), 0.0), ((9, 1), np.pi / 2)])
+def test_a_shaken_camera_is_seen_with_the_direction_it_moved_though_the_edges_along_it_stay_sharp(kernel, direction):
+    shaken = measure_blur(cv2.filter2D(_discs(), -1, np.full(kernel, 1 / 9, np.float32)))   # 9 px
+    assert shaken.sigma > BLURRED_EDGE_PX
+    off = abs((shaken.shake - direction + np.pi / 2) % np.pi - np.pi / 2)      # a direction and its opposite
+    assert off < np.radians(20)
+    as_drawn = measure_blur(_discs())
+    assert as_drawn.sigma < BLURRED_EDGE_PX and as_drawn.shake is None
 
 
 def test_a_blurred_photo_is_sharpened_and_a_sharp_one_left_as_it_is():
@@ -180,10 +197,19 @@ def test_a_blurred_photo_is_sharpened_and_a_sharp_one_left_as_it_is():
     assert not load_image(photo).sharpened
     blurred = cv2.GaussianBlur(photo, (0, 0), 2.0)            # out of focus, at 1600x1200
     loaded = load_image(blurred)
-    assert loaded.sharpened
+    assert loaded.sharpened and loaded.blur.shake is None
     detail = loaded.with_work_side(1400)                      # a finer look is sharpened as well
     assert detail.sharpened
     for image in (loaded, detail):
         as_blurred = cv2.resize(cv2.cvtColor(blurred, cv2.COLOR_BGR2GRAY), image.work.shape[1::-1],
                                 interpolation=cv2.INTER_AREA)
-        assert edge_blur(image.gray) < edge_blur(as_blurred) - 0.1
+        assert _blur(image.gray) < _blur(as_blurred) - 0.1
+
+
+def test_a_shaken_photo_is_sharpened_along_the_shake():
+    photo = cv2.imread(str(SAMPLE_PHOTO))
+    shaken = cv2.filter2D(photo, -1, np.full((1, 13), 1 / 13, np.float32))    # 13 px sideways, at 1600x1200
+    loaded = load_image(shaken)
+    assert loaded.sharpened and abs((loaded.blur.shake + np.pi / 2) % np.pi - np.pi / 2) < np.radians(20)
+    as_shaken = cv2.resize(cv2.cvtColor(shaken, cv2.COLOR_BGR2GRAY), loaded.work.shape[1::-1], interpolation=cv2.INTER_AREA)
+    assert _blur(loaded.gray) < _blur(as_shaken) - 0.1

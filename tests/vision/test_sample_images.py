@@ -336,7 +336,19 @@ def test_a_blurred_photo_is_read_sharpened_and_the_reader_says_so():
     assert blurred.tiles.tiles == _true_tiles(truth, blurred)
     assert len(blurred.stack_discs) == len(truth["position"]["stacks"])
     advice = [w["message"] for w in blurred.warnings if w["code"] == "blurred-photo"]
-    assert len(advice) == 1 and "hold the camera still" in advice[0]
+    assert len(advice) == 1 and "out of focus" in advice[0] and "hold the camera still" in advice[0]
+
+
+def test_a_shaken_photo_is_read_sharpened_along_the_shake_and_the_reader_says_the_camera_moved():
+    name = "s003-midgame-redblack-tilt35_60"
+    truth = json.loads((SAMPLES / f"{name}.json").read_text())
+    photo = cv2.imread(str(SAMPLES / f"{name}.jpg"))
+    shaken = vision.analyze_photo(cv2.filter2D(photo, -1, np.full((1, 11), 1 / 11, np.float32)),   # 11 px sideways
+                                  truth["meta"]["edition"])
+    assert shaken.tiles.tiles == _true_tiles(truth, shaken)
+    assert len(shaken.stack_discs) == len(truth["position"]["stacks"])
+    advice = [w["message"] for w in shaken.warnings if w["code"] == "blurred-photo"]
+    assert len(advice) == 1 and "the camera moved" in advice[0]
 
 
 def test_a_video_frame_is_enlarged_to_the_working_resolution_and_read_right():
