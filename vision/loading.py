@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 import io
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import cv2
@@ -143,11 +143,11 @@ def load_image(source, lens: Lens | None = None) -> LoadedImage:
     # 1600x1200) read 672 heights right, not 664, and 105 photos' forced dances of 144, not 99; shaken
     # 9 px and sharpened along the shake, 136 Worlds exact, not 134, and 678 heights, not 659; a sharp
     # photo is left as it is, since sharpening costs it reads (BENCHMARKS.md, sessions 74 and 75)
-    blur = measure_blur(cv2.cvtColor(work, cv2.COLOR_BGR2GRAY))
-    if blur.sigma > BLURRED_EDGE_PX:
-        work = sharpen(work, blur)
-    return LoadedImage(work=work, scale=work.shape[1] / w, size=(w, h), lens=lens,
-                       blur=blur if blur.sigma > BLURRED_EDGE_PX else None, _full=full, _data=data)
+    loaded = LoadedImage(work=work, scale=work.shape[1] / w, size=(w, h), lens=lens, _full=full, _data=data)
+    blur = measure_blur(loaded.gray)
+    if blur.sigma <= BLURRED_EDGE_PX:
+        return loaded
+    return replace(loaded, work=sharpen(work, blur), blur=blur)
 
 
 @dataclass(frozen=True)
