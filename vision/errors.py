@@ -24,6 +24,17 @@ class NoTileReadError(NoWorldFoundError):
     """A hex lattice was fitted, but the tiles do not read on it: none does, or the whole table does."""
 
 
+class LatticeFellShortError(NoWorldFoundError):
+    """A hex lattice was fitted to the straight edges, but it, or the camera fitted to it, explains too
+    few of them. ``on_checks``: whether the table's edges around it show a checked cloth's square grid,
+    whose edges a look with the squares aside sets apart (vision.geometry.find_world; a look with the
+    squares aside is taken to show them)."""
+
+    def __init__(self, message, on_checks=False):
+        super().__init__(message)
+        self.on_checks = on_checks
+
+
 class ProfileError(VisionError):
     """A set profile is missing, not JSON, or not a valid exxit-set/1 document."""
 

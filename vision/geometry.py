@@ -19,7 +19,7 @@ import numpy as np
 
 from .camera import Camera, camera_from_homography, focal_from_homography
 from .colours import TABLE, ColourModel
-from .errors import NoWorldFoundError
+from .errors import LatticeFellShortError, NoWorldFoundError
 from .hexgrid import SQRT3, cells_to_plane, distinct_cells, hexagon, plane_to_cells, ring
 from .profile import SetProfile
 
@@ -282,9 +282,20 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
     attempts = [refit[0] if refit else a for a, refit in zip(attempts, refits)]
     explained = [_explained_share(a[0], a[5], a[1], table) for a, table in zip(attempts, tables)]
     ranked = sorted(range(len(attempts)), key=lambda i: -_fit_score(explained[i], attempts[i][2]))
+
+    def on_checks(i):                   # the table away from attempt i shows a checked cloth's squares
+        rest = all_segments[~attempts[i][7]]
+        return _square_grid_direction(_to_plane(attempts[i][0], rest), _length(rest)) is not None
+
+    def shows_checks():                 # in the plane of an attempt, or in the squares' own perspective
+        if squares_aside:               # (what _lattices asks of a first look only)
+            return True
+        return any(map(on_checks, ranked)) or \
+            _cloth_perspective(all_segments[~attempts[ranked[0]][7]], (h, w)) is not None
+
     if explained[ranked[0]] < min_inliers:
-        raise NoWorldFoundError("no EXXIT World found: no hex lattice explains the straight edges "
-                                "(too few tile edges, or too much clutter)")
+        raise LatticeFellShortError("no EXXIT World found: no hex lattice explains the straight edges "
+                                    "(too few tile edges, or too much clutter)", shows_checks())
     small_world = functools.cache(      # worked out only when a fit lies on a checked cloth
         lambda: max(len(_cells_on_edges(a, all_segments)) for a in attempts) <= SMALL_WORLD_CELLS)
     posed, seen = [], []
@@ -292,9 +303,7 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
         attempt, share, table = attempts[i], explained[i], tables[i]
         if share < min_inliers:
             break
-        rest = all_segments[~attempt[7]]
-        on_checks = _square_grid_direction(_to_plane(attempt[0], rest), _length(rest)) is not None
-        grown = _grown(attempt, all_segments, beside_tiles if on_checks and small_world() else None,
+        grown = _grown(attempt, all_segments, beside_tiles if on_checks(i) and small_world() else None,
                        perspective=perspectives[i])
         # fitted on part of a steep World, the lattice drifts off its far tiles until it reaches them
         grown = _grown(grown, all_segments, beside_tiles, rounds=TILE_EDGE_ROUNDS, perspective=perspectives[i])
@@ -313,8 +322,8 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
         _, _, geo, mask = max(posed)
         colours.world_mask = _lattice_region(geo, colours.regions or [mask], mask)
         return geo
-    raise NoWorldFoundError("no EXXIT World found: the camera fitted to the tile edges does not "
-                            "explain them (too few tile edges, or too much clutter)")
+    raise LatticeFellShortError("no EXXIT World found: the camera fitted to the tile edges does not "
+                                "explain them (too few tile edges, or too much clutter)", shows_checks())
 
 
 def _cloth_perspective(table: np.ndarray, shape):

@@ -13,7 +13,7 @@ from threadpoolctl import threadpool_limits
 from rules.position import COLOURS, DISCS_PER_COLOUR, OPENING_TILES_PER_COLOUR, TOTAL_TILES
 
 from .colours import TABLE_SOURCES, ColourModel, find_colours, find_table
-from .errors import NoTileReadError, NoWorldFoundError
+from .errors import LatticeFellShortError, NoTileReadError, NoWorldFoundError
 from .geometry import MIN_EVIDENCE, WorldGeometry, find_world, straight_edges
 from .hexgrid import cells_to_plane, components, ring
 from .lens import load_lens
@@ -37,6 +37,8 @@ LIKELY_FIRST_TILES = (2, 2 * TOTAL_TILES)   # a lattice on which the first read 
                                  # kept only if no other try finds a number in between: every game's World holds
                                  # two tiles at least (fresh 86 s016: a pile of spare tiles taken for a 1-tile World
                                  # beside a World of 27), and a set 39 (fresh 88 s057: 310 read at the horizon)
+LOOKS = {"squares": {"squares_aside": True},                     # find_world's looks after the first,
+         "last": {"squares_aside": True, "last_look": True}}     # in the order _lattices takes them
 ONE_FAMILY_SHARE = 0.85          # a likely lattice whose edges lie more than this along one of its three directions
                                  # gives way to the next lattice fitted if that one is likely and even: a checked
                                  # cloth's lines, long and evenly spaced, fit one direction of a lattice finer than
@@ -209,12 +211,16 @@ def _lattices(image, profile, background: "_Background", failures: dict):
     lamp's pool of light at the border may match the light tiles), and then with the World's
     region being what differs from the table around it (a lamp's pool of light inside the photo).
     The tries whose lattice or camera fell short, or whose lattice is neither likely nor even, are
-    looked at again with a checked cloth's squares aside (find_world's squares_aside), then a
-    last time, the squares still aside, trusting fewer edges (its last_look). A working image's
+    looked at again with a checked cloth's squares aside (find_world's squares_aside) once every
+    try is done, then a last time, the squares still aside, trusting fewer edges (its last_look).
+    A try whose lattice or camera fell short where the table shows a checked cloth's squares
+    (LatticeFellShortError.on_checks) gets its squares' look straight away: there every try falls
+    short alike, and the first one's second look finds the World (BENCHMARKS.md, session 76).
+    A working image's
     straight edges (within a box around a small World) and gradients are found in the background
     while its colour model is learnt. The first reason a try found no colour model, or no
     lattice, is kept in `failures` ("colours", "geometry")."""
-    short = []                              # (working image, colours, segments) of lattices that fell short
+    again = []                              # (working image, colours, segments, looks still to take)
     for work_image, box, colours in _colour_models(image, profile, background):
         if isinstance(colours, NoWorldFoundError):
             failures.setdefault("colours", colours)
@@ -224,16 +230,26 @@ def _lattices(image, profile, background: "_Background", failures: dict):
             located = _located(work_image, colours, segments, profile)
         except NoWorldFoundError as exc:
             failures.setdefault("geometry", exc)
-            if not isinstance(exc, NoTileReadError):
-                short.append((work_image, colours, segments))
-            continue
-        if not (_likely(located) and _even(located)):
-            short.append((work_image, colours, segments))
-        yield located
-    for look in ({"squares_aside": True}, {"squares_aside": True, "last_look": True}):
-        for work_image, colours, segments in short:
+            if isinstance(exc, NoTileReadError):
+                continue
+            if not (isinstance(exc, LatticeFellShortError) and exc.on_checks):
+                again.append((work_image, colours, segments, ("squares", "last")))
+                continue
+            again.append((work_image, colours, segments, ("last",)))
             try:
-                yield _located(work_image, colours, segments, profile, **look)
+                located = _located(work_image, colours, segments, profile, **LOOKS["squares"])
+            except NoWorldFoundError:
+                continue
+        else:
+            if not (_likely(located) and _even(located)):
+                again.append((work_image, colours, segments, ("squares", "last")))
+        yield located
+    for look in LOOKS:
+        for work_image, colours, segments, looks in again:
+            if look not in looks:
+                continue
+            try:
+                yield _located(work_image, colours, segments, profile, **LOOKS[look])
             except NoWorldFoundError:
                 continue
 

@@ -13,8 +13,9 @@ import pytest
 
 from synthetic import Scene, midgame, render
 import vision.geometry
-from vision.errors import NoWorldFoundError
-from vision.geometry import CAMERA_KEEPS, MIN_EVIDENCE, MIN_INLIERS
+from vision.colours import find_colours
+from vision.errors import LatticeFellShortError, NoWorldFoundError
+from vision.geometry import CAMERA_KEEPS, MIN_EVIDENCE, MIN_INLIERS, find_world, straight_edges
 from vision.hexgrid import cell_to_plane, cells_to_plane, plane_to_cells
 from vision.loading import load_image
 from vision.pipeline import LIKELY_FIRST_TILES, ONE_FAMILY_SHARE, analyze_photo, locate_world
@@ -142,12 +143,33 @@ def test_a_world_on_a_fine_checked_cloth_is_found_with_the_squares_aside(monkeyp
     photo = PHOTOS / "checked-cloth-s2148.jpg"
     truth = json.loads(photo.with_suffix(".json").read_text())
     image, profile = load_image(str(photo)), load_profile(truth["profile"]["name"])
+    looks = []
+
+    def find_world(segments, colours, profile, size, scale, last_look=False, squares_aside=False):
+        looks.append(squares_aside)
+        return vision.geometry.find_world(segments, colours, profile, size, scale, last_look, squares_aside)
+
+    monkeypatch.setattr("vision.pipeline.find_world", find_world)
     located = locate_world(image, profile)
     assert lattice_errors(located.geometry, truth, located.image.scale) == []
+    # the first try's lattice falls short, and its second look, the squares aside, comes before any other try
+    assert looks == [False, True]
     monkeypatch.setattr("vision.geometry._square_grid_direction", lambda seg, length: None)
     monkeypatch.setattr("vision.geometry.LAST_LOOK", (MIN_INLIERS, CAMERA_KEEPS))     # no looser last look
     with pytest.raises(NoWorldFoundError):
         locate_world(image, profile)
+
+
+@pytest.mark.parametrize("name, checked", [("checked-cloth-s2148", True), ("far-opening-on-felt-s011", False)])
+def test_a_lattice_falling_short_says_whether_the_table_shows_a_checked_cloth(name, checked):
+    """Where it does, a try that finds no World is looked at again with the squares aside before
+    the next try (vision.pipeline._lattices); a felt is no checked cloth."""
+    photo = PHOTOS / f"{name}.jpg"
+    truth = json.loads(photo.with_suffix(".json").read_text())
+    image, profile = load_image(str(photo)), load_profile(truth["profile"]["name"])
+    with pytest.raises(LatticeFellShortError) as fell_short:
+        find_world(straight_edges(image.gray), find_colours(image, profile), profile, image.size, image.scale)
+    assert fell_short.value.on_checks is checked
 
 
 def test_a_small_opening_on_a_checked_cloth_is_found_by_the_last_look(monkeypatch):
