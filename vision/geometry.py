@@ -283,6 +283,7 @@ def find_world(all_segments: np.ndarray, colours: ColourModel, profile: SetProfi
     explained = [_explained_share(a[0], a[5], a[1], table) for a, table in zip(attempts, tables)]
     ranked = sorted(range(len(attempts)), key=lambda i: -_fit_score(explained[i], attempts[i][2]))
 
+    @functools.cache
     def on_checks(i):                   # the table away from attempt i shows a checked cloth's squares
         rest = all_segments[~attempts[i][7]]
         return _square_grid_direction(_to_plane(attempts[i][0], rest), _length(rest)) is not None

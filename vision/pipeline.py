@@ -215,11 +215,10 @@ def _lattices(image, profile, background: "_Background", failures: dict):
     try is done, then a last time, the squares still aside, trusting fewer edges (its last_look).
     A try whose lattice or camera fell short where the table shows a checked cloth's squares
     (LatticeFellShortError.on_checks) gets its squares' look straight away: there every try falls
-    short alike, and the first one's second look finds the World (BENCHMARKS.md, session 76).
-    A working image's
-    straight edges (within a box around a small World) and gradients are found in the background
-    while its colour model is learnt. The first reason a try found no colour model, or no
-    lattice, is kept in `failures` ("colours", "geometry")."""
+    short alike, and the first one's second look finds the World (BENCHMARKS.md, session 76). A
+    working image's straight edges (within a box around a small World) and gradients are found in
+    the background while its colour model is learnt. The first reason a try found no colour model,
+    or no lattice, is kept in `failures` ("colours", "geometry")."""
     again = []                              # (working image, colours, segments, looks still to take)
     for work_image, box, colours in _colour_models(image, profile, background):
         if isinstance(colours, NoWorldFoundError):
@@ -232,10 +231,10 @@ def _lattices(image, profile, background: "_Background", failures: dict):
             failures.setdefault("geometry", exc)
             if isinstance(exc, NoTileReadError):
                 continue
-            if not (isinstance(exc, LatticeFellShortError) and exc.on_checks):
-                again.append((work_image, colours, segments, ("squares", "last")))
+            squares_now = isinstance(exc, LatticeFellShortError) and exc.on_checks
+            again.append((work_image, colours, segments, ("last",) if squares_now else ("squares", "last")))
+            if not squares_now:
                 continue
-            again.append((work_image, colours, segments, ("last",)))
             try:
                 located = _located(work_image, colours, segments, profile, **LOOKS["squares"])
             except NoWorldFoundError:
