@@ -309,11 +309,15 @@ def _chroma(lab: np.ndarray) -> float:
     return float(np.hypot(lab[1], lab[2]))
 
 
+def hints_differ_in_chroma(hints: dict) -> bool:
+    """Whether the profile's two colour hints differ in chroma (red against black or silver)."""
+    return bool(hints) and abs(_chroma(hints["white"]) - _chroma(hints["black"])) > 15
+
+
 def hints_tell_apart(a: np.ndarray, b: np.ndarray, hints: dict) -> bool:
     """Whether the colour hints tell the roles of two Lab colours by their chroma: the hints' chromas
-    differ (red against black or silver), and so do the two colours'."""
-    return bool(hints) and abs(_chroma(a) - _chroma(b)) > 10 and \
-        abs(_chroma(hints["white"]) - _chroma(hints["black"])) > 15
+    differ (hints_differ_in_chroma), and so do the two colours'."""
+    return hints_differ_in_chroma(hints) and abs(_chroma(a) - _chroma(b)) > 10
 
 
 def assign_roles(a: np.ndarray, b: np.ndarray, hints: dict, white_is_lighter: bool) -> tuple:

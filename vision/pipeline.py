@@ -157,6 +157,8 @@ def reading_warnings(tiles: TileReading, stacks: StackReading, origin) -> list:
                                               f"{TOTAL_TILES} tiles a set has; please check"),
         (tiles.reached, "laid-beside-a-stack", "cell(s) read again as tiles: a stack stands beyond them, and every "
                                                "stack off the World touches a tile; please check"),
+        (tiles.unlike, "unlike-the-tiles", "cell(s) read as no tile: they look like neither tile colour (a patch of "
+                                           "light, a sheet of paper?); please check"),
         (tiles.added, "added-to-the-diamond", "cell(s) read again to complete the opening diamond every game "
                                               "holds (at least 2 tiles of each colour); please check"),
     )

@@ -171,7 +171,7 @@ def settle_tiles(first: PhotoReading, tiles_again: dict, stacks_again: dict) -> 
     if the second photo reads it on that base too; a sure read against a sure read stays as the
     first photo reads it, flagged (DISPUTED), for a user or a further photo to settle. A read
     both photos agree on is as sure as the surer. A settled cell is no longer one the first
-    photo's reading mended (added, laid, dropped). Returns (tiles, the cells whose tile came or
+    photo's reading mended (added, laid, dropped, unlike). Returns (tiles, the cells whose tile came or
     went under a stack)."""
     cells, settled_cells, rebased = dict(first.tiles.cells), set(), []
     for cell, again in tiles_again.items():
@@ -195,7 +195,7 @@ def settle_tiles(first: PhotoReading, tiles_again: dict, stacks_again: dict) -> 
             settled_cells.add(cell)
     unsettled = lambda mended: [c for c in mended if c not in settled_cells]
     return replace(first.tiles, cells=cells, added=unsettled(first.tiles.added), laid=unsettled(first.tiles.laid),
-                   dropped=unsettled(first.tiles.dropped)), rebased
+                   dropped=unsettled(first.tiles.dropped), unlike=unsettled(first.tiles.unlike)), rebased
 
 
 def _as_first_reads(first: PhotoReading, cell, st: StackRead, confidence: float) -> StackRead:

@@ -6,13 +6,14 @@ comes after them, when the cells their silhouettes hide are known."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from itertools import permutations
 
 import cv2
 import numpy as np
 
 from rules.position import OPENING_TILES_PER_COLOUR, TOTAL_TILES
 
-from .colours import LAB_WEIGHTS, ColourClass, ColourModel, lab_distance
+from .colours import LAB_WEIGHTS, ColourClass, ColourModel, hints_differ_in_chroma, lab_distance
 from .convnet import ConvNet
 from .geometry import WorldGeometry, _apply
 from .hexgrid import cells_to_plane, components, distinct_cells, hexagon, neighbours, plane_to_cells, ring
@@ -37,6 +38,9 @@ OPENING_FIT = 8.0                # log-odds of the tile networks' reads and colo
 MISSED_TILE_CHANCE = 0.02        # of a tile, that lets a perimeter cell be read as the tile a stack beyond it
                                  # touches (twenty sets: such missed tiles at 0.04-0.91; the cells between the
                                  # World and a stack read where none stands, 0.001 and under)
+OFF_COLOUR = 1.05                # distance from the nearer tile colour, in units of the two tile colours' distance
+                                 # apart, beyond which a tile cell's colour is neither's (eighteen sets: fresh 111
+                                 # s010's patch of light 1.15; every other tile of 864 photos 0.92 and under)
 COLOUR_LOSS = 4.0                # what reading a tile as the colour it looks least like costs (log-odds)
 OUTLINE_RANK = 1
 FLOOR_PCT = 50
@@ -65,6 +69,7 @@ class TileReading:
     laid: list = field(default_factory=list)     # cells read again so that every tile touches two (classify_tiles)
     dropped: list = field(default_factory=list)  # tiles read as none to keep to a set's tiles (keep_tiles_to_the_set)
     reached: list = field(default_factory=list)  # cells read as tiles so that a stack beyond touches one (classify_tiles)
+    unlike: list = field(default_factory=list)   # cells read as no tile, of neither tile colour (classify_tiles)
     chances: dict = field(default_factory=dict, repr=False)   # cell -> the tile networks' chance of a tile
 
     @property
@@ -374,6 +379,8 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, views: TileViews, o
     is_tile = p_tile > 0.5
     conf = ConvNet.shipped(TILE_NETS[-1]).confidence("pair", np.maximum(p_tile, 1 - p_tile))
     medians = _side_ring_colours(colours, geo, cells, hidden, medians)
+    unlike = _off_colour_tiles(colours, medians, is_tile)
+    is_tile[unlike], conf[unlike], p_tile[unlike] = False, ADDED_CONFIDENCE, 0.0    # and no mend reads them again
     roles = _tile_roles(colours, medians, is_tile)
     under_stacks = {i for i, c in enumerate(cells) if c in stacked}
     added = _opening_diamond(colours, cells, p_tile, medians, roles, under_stacks)
@@ -401,6 +408,7 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, views: TileViews, o
     reading.added = sorted(cells[i] for i in added)
     reading.laid = sorted(cells[i] for i in laid)
     reading.reached = sorted(cells[i] for i in reached)
+    reading.unlike = sorted(cells[i] for i in unlike)
     reading.chances = {c: float(p) for c, p in zip(cells, p_tile)}
     return reading
 
@@ -590,6 +598,28 @@ def _diamond_completion(colours: ColourModel, cells: list, p_tile: np.ndarray, m
             added[i] = role
             lacking[role] -= 1
     return added
+
+
+def _off_colour_tiles(colours: ColourModel, medians: np.ndarray, is_tile: np.ndarray) -> list:
+    """The cells read as tiles whose colour is neither tile colour (fresh 111 s010: a pale patch of light on a
+    wooden table read as two white tiles, and with it the red tiles as black). Where the profile's colour hints
+    differ in chroma, the tiles' colours are split in three clusters; the two nearest the hints of the roles they
+    would take are the tile colours, and a cell farther from both than OFF_COLOUR times their distance apart is of
+    neither."""
+    idx = np.flatnonzero(is_tile)
+    if len(idx) < 3 or not hints_differ_in_chroma(colours.hints):
+        return []
+    crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.2)
+    cv2.setRNGSeed(1)  # kmeans++ draws from OpenCV's global generator: keep results reproducible
+    _, _, centres = cv2.kmeans((medians[idx] * LAB_WEIGHTS).astype(np.float32), 3, None, crit, 3,
+                               cv2.KMEANS_PP_CENTERS)
+    centres = centres / LAB_WEIGHTS
+    hints = colours.hints
+    white, black = min(permutations(centres, 2),
+                       key=lambda pair: lab_distance(pair[0], hints["white"]) + lab_distance(pair[1], hints["black"]))
+    apart = lab_distance(white, black)
+    return [i for i in idx
+            if min(lab_distance(medians[i], white), lab_distance(medians[i], black)) > OFF_COLOUR * apart]
 
 
 def _tile_roles(colours: ColourModel, medians: np.ndarray, is_tile: np.ndarray, relearn=True) -> dict:

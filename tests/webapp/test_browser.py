@@ -294,6 +294,8 @@ def test_a_stack_named_by_a_warning_is_marked(page, live_server, server_app, cod
                             "World touches a tile; please check", "a stack stands beyond them"),
     ("dropped-to-the-set", "1 cell(s) read as no tile, the least sure, to keep to the 39 tiles a set has; please "
                            "check", "to keep to the 39 tiles a set has"),
+    ("unlike-the-tiles", "1 cell(s) read as no tile: they look like neither tile colour (a patch of light, a sheet "
+                         "of paper?); please check", "they look like neither tile colour"),
 ])
 def test_a_cell_read_to_keep_to_the_rules_is_named_and_marked(page, live_server, server_app, code, message, shown):
     record = store_example(server_app, warnings=[{"code": code, "cells": [[2, 0]], "message": message}])

@@ -192,7 +192,7 @@
     neighbours(k).some((n) => nearTheWorld.includes(n)));      // the pair's other tile
   const tileSuspects = new Set([
     ...cellsNamed(["uncertain-tiles", "world-disconnected", "added-to-the-diamond", "laid-beside-two",
-      "laid-beside-a-stack", "dropped-to-the-set"]),
+      "laid-beside-a-stack", "dropped-to-the-set", "unlike-the-tiles"]),
     ...besideTheWorld]);
   const stackSuspects = cellsNamed(["uncertain-stacks", "lowered-to-the-set", "stack-too-tall", "isolated-stack",
     "second-photo-only"]);
