@@ -369,7 +369,8 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, views: TileViews, o
     them that look of that colour and have at least DIAMOND_CHANCE of a tile complete them; both
     flagged uncertain (the reading's `added`). Every tile a game lays touches two others (RULES.md
     §8.1; so do the diamond's): where a tile read touches fewer, the cheapest mend that the network
-    does not rule out (_laying_rule) reads it again, flagged uncertain (the reading's `laid`). Every
+    does not rule out (_laying_rule) reads it again, flagged uncertain (the reading's `laid`), unless
+    the reading would still hold fewer tiles than the diamond (no game's: a rule text's diagram). Every
     off-World stack touches a tile (RULES.md §2): a stack found on a cell of `beyond`, off the
     World, reaches it through the likeliest cell beside it that the networks do not rule out
     (_tiles_reached), read as a tile or kept one, flagged uncertain (the reading's `reached`)."""
@@ -397,6 +398,8 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, views: TileViews, o
     is_tile[reached], conf[reached] = True, ADDED_CONFIDENCE
     laid = _laying_rule(cells, is_tile, p_tile, {i for i, role in added.items() if role} | set(reaching),
                         under_stacks)
+    if is_tile.sum() + sum(-1 if is_tile[i] else 1 for i in laid) < 2 * OPENING_TILES_PER_COLOUR:
+        laid = []       # fewer tiles than the opening diamond's are no game's, mended or not: a rule text's diagram
     for i in laid:
         is_tile[i], conf[i] = not is_tile[i], ADDED_CONFIDENCE
         roles.pop(i, None)

@@ -2,14 +2,19 @@
 again where the tile network is unsure of it (the photos that show it: test_sample_images.py).
 Every off-World stack touches a tile (RULES.md §2): a stack found two steps from the World reaches
 it through a tile the network missed. And a World never holds more tiles than a set has (RULES.md §3)."""
+import json
+from pathlib import Path
+
 import numpy as np
 
+import vision
 from rules.position import TOTAL_TILES
 from vision.hexgrid import neighbours
 from vision.tiles import (CONFIDENT, MISSED_TILE_CHANCE, CellRead, TileReading, _laying_rule, _tiles_reached,
                           keep_tiles_to_the_set)
 
 DIAMOND = [(0, 0), (1, 0), (0, 1), (1, -1)]
+PHOTOS = Path(__file__).resolve().parents[1] / "data" / "photos"   # renders that once read wrong
 
 
 def _mended(chances: dict, keep=(), stacked=()) -> set:
@@ -174,3 +179,18 @@ def test_a_world_a_set_can_hold_keeps_every_tile():
     world = {(q, r) for q in range(-3, 4) for r in range(-3, 4) if abs(q + r) <= 3}
     reading = TileReading(cells={c: CellRead(c, "black", 0.6, (0.0, 0.0, 1.0), 1.0) for c in world})
     assert keep_tiles_to_the_set(reading, world) == world and not reading.dropped
+
+
+def test_a_rule_diagram_of_two_tiles_is_read_as_it_is():
+    """The rules' example 6-a (fresh render s008 of seed 113, on felt under a lamp): two tiles, a disc of each
+    colour on the table beside them. No game has fewer tiles than the opening diamond's four, and no mend of the
+    laying rule makes two tiles a game's: once, a tile was read under the white disc so that the tile beside it
+    touched two, and the two discs were read as stacks on the World."""
+    photo = PHOTOS / "two-tile-diagram-on-felt-s008.jpg"
+    truth = json.loads(photo.with_suffix(".json").read_text())
+    reading = vision.analyze_photo(str(photo), profile=truth["profile"]["name"])
+    assert sorted(reading.tile_colours.values()) == ["black", "white"]
+    assert sorted(discs for discs in reading.stack_discs.values()) == [("black",), ("white",)]
+    assert not set(reading.stack_discs) & set(reading.tile_colours)
+    codes = [w["code"] for w in reading.warnings]
+    assert "too-few-tiles" in codes and "laid-beside-two" not in codes
