@@ -335,13 +335,18 @@ def assign_roles(a: np.ndarray, b: np.ndarray, hints: dict, white_is_lighter: bo
     return (lighter, darker) if white_is_lighter else (darker, lighter)
 
 
-def _two_colours(pix: np.ndarray, profile: SetProfile) -> dict:
-    """Split the World's pixels into two colour clusters; the lighter plays White by default."""
-    data = (pix * LAB_WEIGHTS.astype(np.float32)).astype(np.float32)
+def lab_clusters(lab: np.ndarray, k: int) -> tuple:
+    """(labels, centres) of k clusters of Lab colours (n, 3), lightness counted at LAB_WEIGHTS; the
+    centres in Lab."""
     crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.2)
     cv2.setRNGSeed(1)  # kmeans++ draws from OpenCV's global generator: keep results reproducible
-    _, lbl, _ = cv2.kmeans(data, 2, None, crit, 3, cv2.KMEANS_PP_CENTERS)
-    lbl = lbl.ravel()
+    _, lbl, centres = cv2.kmeans((lab * LAB_WEIGHTS).astype(np.float32), k, None, crit, 3, cv2.KMEANS_PP_CENTERS)
+    return lbl.ravel(), centres / LAB_WEIGHTS
+
+
+def _two_colours(pix: np.ndarray, profile: SetProfile) -> dict:
+    """Split the World's pixels into two colour clusters; the lighter plays White by default."""
+    lbl, _ = lab_clusters(pix, 2)
     groups = [pix[lbl == i] for i in range(2)]
     # a first guess only: the tile reader re-learns both colours from the tile cells
     classes = [_robust_class(g if len(g) >= 5 else pix) for g in groups]

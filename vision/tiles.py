@@ -13,7 +13,7 @@ import numpy as np
 
 from rules.position import OPENING_TILES_PER_COLOUR, TOTAL_TILES
 
-from .colours import LAB_WEIGHTS, ColourClass, ColourModel, hints_differ_in_chroma, lab_distance
+from .colours import ColourClass, ColourModel, hints_differ_in_chroma, lab_clusters, lab_distance
 from .convnet import ConvNet
 from .geometry import WorldGeometry, _apply
 from .hexgrid import cells_to_plane, components, distinct_cells, hexagon, neighbours, plane_to_cells, ring
@@ -612,11 +612,7 @@ def _off_colour_tiles(colours: ColourModel, medians: np.ndarray, is_tile: np.nda
     idx = np.flatnonzero(is_tile)
     if len(idx) < 3 or not hints_differ_in_chroma(colours.hints):
         return []
-    crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.2)
-    cv2.setRNGSeed(1)  # kmeans++ draws from OpenCV's global generator: keep results reproducible
-    _, _, centres = cv2.kmeans((medians[idx] * LAB_WEIGHTS).astype(np.float32), 3, None, crit, 3,
-                               cv2.KMEANS_PP_CENTERS)
-    centres = centres / LAB_WEIGHTS
+    _, centres = lab_clusters(medians[idx], 3)
     hints = colours.hints
     white, black = min(permutations(centres, 2),
                        key=lambda pair: lab_distance(pair[0], hints["white"]) + lab_distance(pair[1], hints["black"]))
@@ -634,14 +630,10 @@ def _tile_roles(colours: ColourModel, medians: np.ndarray, is_tile: np.ndarray, 
     idx = np.flatnonzero(is_tile)
     if len(idx) == 0:
         return {}
-    data = medians[idx] * LAB_WEIGHTS
     white, black = colours.tiles["white"].mean, colours.tiles["black"].mean
     if relearn and (len(idx) >= 3 or (len(idx) == 2 and colours.tells_apart(*medians[idx]))):
-        crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.2)
-        cv2.setRNGSeed(1)  # kmeans++ draws from OpenCV's global generator: keep results reproducible
-        _, lbl, centres = cv2.kmeans(data.astype(np.float32), 2, None, crit, 3, cv2.KMEANS_PP_CENTERS)
-        centres = centres / LAB_WEIGHTS
-        if np.bincount(lbl.ravel(), minlength=2).min() >= 1:
+        lbl, centres = lab_clusters(medians[idx], 2)
+        if np.bincount(lbl, minlength=2).min() >= 1:
             a, b = centres[0], centres[1]
             white, black = colours.roles_of(a, b)
 
