@@ -182,10 +182,11 @@ class LocatedWorld:
 def locate_world(image, profile) -> LocatedWorld:
     """The colour model, the World's lattice and camera, and a first read of the tiles (a lattice
     on which no tile reads is not the World): the first of the tries' lattices (_lattices) that
-    is likely, its first read finding a number of tiles out of LIKELY_FIRST_TILES, and even, no
-    more than ONE_FAMILY_SHARE of its edges along one direction. A likely lattice that is not even
-    is taken unless the next lattice fitted is likely and even (a checked cloth's lines fit one
-    direction of too fine a lattice); an unlikely one only when no try finds a likely one."""
+    is likely (_likely: its first read finding a number of tiles out of LIKELY_FIRST_TILES, and,
+    if fewer than the opening diamond's, on enough edges), and even, no more than ONE_FAMILY_SHARE
+    of its edges along one direction. A likely lattice that is not even is taken unless the next
+    lattice fitted is likely and even (a checked cloth's lines fit one direction of too fine a
+    lattice); an unlikely one only when no try finds a likely one."""
     failures = {}                           # the first reason a try found no colour model, or no lattice
     fallback = uneven = None
     background = _Background()
@@ -256,7 +257,14 @@ def _lattices(image, profile, background: "_Background", failures: dict):
 
 
 def _likely(located: LocatedWorld) -> bool:
-    return _likely_tiles(len(located.first.tiles))
+    """Whether the first read of a lattice finds a likely number of tiles (LIKELY_FIRST_TILES), and,
+    where that is fewer than the opening diamond's, on MIN_EVIDENCE of edges at least: of the three
+    lattices taken on fewer edges with two or three tiles read on 1,368 photos, two were not the
+    World (fresh 114 s043: a pile of spare tiles beside the opening diamond; BENCHMARKS.md, session
+    78)."""
+    first_read = len(located.first.tiles)
+    return _likely_tiles(first_read) and (first_read >= 2 * OPENING_TILES_PER_COLOUR
+                                          or located.geometry.edge_evidence >= MIN_EVIDENCE)
 
 
 def _likely_tiles(first_read: int) -> bool:

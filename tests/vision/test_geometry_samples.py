@@ -259,6 +259,22 @@ def test_a_pile_of_spare_tiles_is_not_taken_for_the_world(monkeypatch):
     assert lattice_errors(located.geometry, truth, located.image.scale) != []
 
 
+def test_a_pile_of_spare_tiles_on_few_edges_is_not_taken_for_the_opening(monkeypatch):
+    """The opening diamond at 18 degrees on a grey checked cloth, two piles of spare tiles and the
+    discs around it (the fresh render s043 of seed 114, tests/data/photos). The first lattice fitted
+    lies on a pile of spare tiles, on fewer edges than MIN_EVIDENCE, and its first read finds two
+    tiles there: fewer than the opening diamond's on so few edges is not likely a World, so the
+    tries go on, and the lattice taken lies on the diamond, read as its four tiles."""
+    photo = PHOTOS / "spare-tile-pile-beside-opening-s043.jpg"
+    truth, profile, reading = read_with_its_lattice_right(photo)
+    assert sorted(reading.tile_colours.values()) == ["black", "black", "white", "white"]
+    assert abs(reading.geometry.camera.tilt_deg - truth["camera"]["tilt_deg"]) < 5.0
+    monkeypatch.setattr("vision.pipeline.OPENING_TILES_PER_COLOUR", 1)
+    located = locate_world(load_image(str(photo)), profile)
+    assert lattice_errors(located.geometry, truth, located.image.scale) != []
+    assert located.geometry.edge_evidence < MIN_EVIDENCE and len(located.first.tiles) == 2
+
+
 def test_a_lattice_fitted_at_the_horizon_is_not_the_world(monkeypatch):
     """The opening at 56 degrees on a wooden table under a lamp, spare tiles and discs beyond it (the
     fresh render s057 of seed 88, tests/data/photos): the finer working resolution's first lattice
