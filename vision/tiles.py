@@ -31,6 +31,9 @@ LAYING_RULE = 2.5                # log-odds of the tile networks' read that a ti
                                  # 3.3 and more, the phantom tiles and missed cells beside them at 0.7-1.6)
 UNDER_STACK_WEIGHT = 0.5         # of those log-odds on a cell under a stack, which hides most of its tile (dev
                                  # renders: tiles read under off-World stacks, and a tile missed under a stack)
+UNDER_STACK_TILE = 0.7           # of a tile, that a cell under a stack needs to be read as one: the networks
+                                 # read 4,943 stacks' tiles at 0.7 and more, and 6 of 15 tiles under off-World
+                                 # stacks at 0.52-0.67 (BENCHMARKS.md, session 78)
 OPENING_TILES = 4                # tiles read at most for a reading lacking a colour's two to be an opening
 OPENING_FIT = 8.0                # log-odds of the tile networks' reads and colour reads the opening diamond may
                                  # overrule (dev renders: openings mended at 0.3-6.2; the rule texts' three-tile
@@ -361,7 +364,7 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, views: TileViews, o
                    first: TileReading, stacked: set, beyond=frozenset()) -> TileReading:
     """The final reading of each cell of `views` once the stacks are known: the tile networks
     (TILE_NETS) weigh the cell's picture (`views`) and its evidence (tile_evidence) into the chance
-    of a tile; a tile's colour, seen near its sides (_side_ring_colours), is the nearer of the two
+    of a tile, over one half for a tile (UNDER_STACK_TILE under a stack); a tile's colour, seen near its sides (_side_ring_colours), is the nearer of the two
     tile colour clusters (relearnt from these tiles). Every game's World holds the opening
     diamond's two tiles of each colour (tiles are never taken away): a reading of at most four
     tiles that lacks them is read again as that diamond where that overrules only doubtful reads
@@ -377,13 +380,14 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, views: TileViews, o
     cells, hidden = views.cells, views.hidden
     features, medians, votes, visible = tile_evidence(colours, geo, cells, outline, hidden, first, stacked)
     p_tile = tile_chances(views, features)
+    under_stacks = sorted(i for i, c in enumerate(cells) if c in stacked)
     is_tile = p_tile > 0.5
+    is_tile[under_stacks] = p_tile[under_stacks] > UNDER_STACK_TILE
     conf = ConvNet.shipped(TILE_NETS[-1]).confidence("pair", np.maximum(p_tile, 1 - p_tile))
     medians = _side_ring_colours(colours, geo, cells, hidden, medians)
     unlike = _off_colour_tiles(colours, medians, is_tile)
     is_tile[unlike], conf[unlike], p_tile[unlike] = False, ADDED_CONFIDENCE, 0.0    # and no mend reads them again
     roles = _tile_roles(colours, medians, is_tile)
-    under_stacks = {i for i, c in enumerate(cells) if c in stacked}
     added = _opening_diamond(colours, cells, p_tile, medians, roles, under_stacks)
     if added is None:
         added = _diamond_completion(colours, cells, p_tile, medians, roles)

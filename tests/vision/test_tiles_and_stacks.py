@@ -268,6 +268,22 @@ def test_a_disc_two_steps_from_the_tiles_read_brings_back_the_tile_between(monke
     assert set(unmended.stacks.stacks) == set(reading.stacks.stacks) - {disc}
 
 
+def test_a_stack_on_the_table_beside_the_world_stands_on_no_tile(monkeypatch):
+    # a red-black midgame of 20 tiles at 57 degrees on a dark grey desk in evening light, two of its
+    # five stacks off the World (fresh render s068 of seed 106, tests/data/photos): the tile networks
+    # give one of those a tile at 0.52, the desk around it as dark as the black tiles. A cell under a
+    # stack needs UNDER_STACK_TILE to be read as a tile (the networks read the tiles of stacks on the
+    # World at 0.7 and more), so the World is read as it is
+    photo = PHOTOS / "off-world-stacks-on-a-dark-desk-s068.jpg"
+    reading, ours = _read_right(photo, "jactalea-red-black")
+    off_world = {c for c, s in reading.stacks.stacks.items() if not s.on_tile}
+    assert len(off_world) == 2
+    monkeypatch.setattr("vision.tiles.UNDER_STACK_TILE", 0.5)
+    before = vision.analyze_photo(str(photo), profile="jactalea-red-black")
+    phantom = set(before.tiles.tiles) - set(reading.tiles.tiles)
+    assert len(phantom) == 1 and phantom <= off_world
+
+
 def test_white_tiles_on_a_cloths_light_checks_read_with_the_colours_of_the_worlds_tiles():
     # a finished black-white World of 39 tiles at 17 degrees on a grey and pink checked cloth (dev
     # render s291 of seed 66, tests/data/photos): read with the tile colours the first read learnt,
