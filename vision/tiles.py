@@ -31,9 +31,9 @@ LAYING_RULE = 2.5                # log-odds of the tile networks' read that a ti
                                  # 3.3 and more, the phantom tiles and missed cells beside them at 0.7-1.6)
 UNDER_STACK_WEIGHT = 0.5         # of those log-odds on a cell under a stack, which hides most of its tile (dev
                                  # renders: tiles read under off-World stacks, and a tile missed under a stack)
-UNDER_STACK_TILE = 0.7           # of a tile, that a cell under a stack needs to be read as one: the networks
-                                 # read 4,943 stacks' tiles at 0.7 and more, and 6 of 15 tiles under off-World
-                                 # stacks at 0.52-0.67 (BENCHMARKS.md, session 78)
+UNDER_STACK_TILE = 0.7           # of a tile, that a cell under a stack needs to be read as one (1,224 game
+                                 # photos: of 4,943 tiles under stacks none read at 0.5-0.7; 6 of the 15 tiles
+                                 # read under off-World stacks at 0.52-0.67; BENCHMARKS.md, session 78)
 OPENING_TILES = 4                # tiles read at most for a reading lacking a colour's two to be an opening
 OPENING_FIT = 8.0                # log-odds of the tile networks' reads and colour reads the opening diamond may
                                  # overrule (dev renders: openings mended at 0.3-6.2; the rule texts' three-tile

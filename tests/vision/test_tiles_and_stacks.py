@@ -272,8 +272,8 @@ def test_a_stack_on_the_table_beside_the_world_stands_on_no_tile(monkeypatch):
     # a red-black midgame of 20 tiles at 57 degrees on a dark grey desk in evening light, two of its
     # five stacks off the World (fresh render s068 of seed 106, tests/data/photos): the tile networks
     # give one of those a tile at 0.52, the desk around it as dark as the black tiles. A cell under a
-    # stack needs UNDER_STACK_TILE to be read as a tile (the networks read the tiles of stacks on the
-    # World at 0.7 and more), so the World is read as it is
+    # stack needs UNDER_STACK_TILE to be read as a tile (the networks read hardly any tile under a
+    # stack on the World under 0.7), so the World is read as it is
     photo = PHOTOS / "off-world-stacks-on-a-dark-desk-s068.jpg"
     reading, ours = _read_right(photo, "jactalea-red-black")
     off_world = {c for c, s in reading.stacks.stacks.items() if not s.on_tile}
