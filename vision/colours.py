@@ -16,6 +16,7 @@ from .profile import SetProfile
 
 TABLE, WHITE, BLACK = 0, 1, 2
 LAB_WEIGHTS = np.array([0.6, 1.0, 1.0])   # Lab differences count lightness at 0.6: shade and glare move it most
+SHADE_MIN = 0.3                  # the most shaded_distance dims a colour: to this of its Lab coordinates
 ONE_TILE_COLOUR = 12.0           # Lab distance under which the two tile colours learnt are one colour (dev
                                  # renders: 2-9 where the tiles read showed one colour, 22 and up elsewhere)
 
@@ -23,6 +24,13 @@ ONE_TILE_COLOUR = 12.0           # Lab distance under which the two tile colours
 def lab_distance(a: np.ndarray, b: np.ndarray) -> float:
     """Distance between two Lab colours, lightness counted at LAB_WEIGHTS."""
     return float(np.linalg.norm((a - b) * LAB_WEIGHTS))
+
+
+def shaded_distance(a: np.ndarray, b: np.ndarray) -> float:
+    """lab_distance of Lab colour `a` from `b` dimmed to `a`'s lightness (to SHADE_MIN of it at most;
+    never lightened): a surface in shade keeps its hue, its lightness and chroma lower alike."""
+    shade = np.clip(a[0] / max(b[0], 1e-6), SHADE_MIN, 1.0)
+    return lab_distance(a, shade * np.asarray(b, float))
 
 
 @dataclass

@@ -13,7 +13,7 @@ import numpy as np
 
 from rules.position import OPENING_TILES_PER_COLOUR, TOTAL_TILES
 
-from .colours import ColourClass, ColourModel, hints_differ_in_chroma, lab_clusters, lab_distance
+from .colours import ColourClass, ColourModel, hints_differ_in_chroma, lab_clusters, lab_distance, shaded_distance
 from .convnet import ConvNet
 from .geometry import WorldGeometry, _apply
 from .hexgrid import cells_to_plane, components, distinct_cells, hexagon, neighbours, plane_to_cells, ring
@@ -627,10 +627,13 @@ def _off_colour_tiles(colours: ColourModel, medians: np.ndarray, is_tile: np.nda
 
 def _tile_roles(colours: ColourModel, medians: np.ndarray, is_tile: np.ndarray, relearn=True) -> dict:
     """{index: (role, confidence)} for the tile cells, from two clusters of their colours (which
-    replace the photo's tile colours in `colours` when `relearn`). Two clusters need three tiles,
-    or two whose colours the profile's hints tell apart: the first colour model may have missed
-    one colour altogether (dev 54 s111: silver tiles as grey as a cloth's checks, in the evening,
-    and the first model's two colours both red), and with it only two tiles of an opening are read."""
+    replace the photo's tile colours in `colours` when `relearn`): the nearer, by shaded_distance
+    where the profile's hints differ in chroma (a red tile out of a lamp's light is as dark as
+    halfway to black, but as red as the red tiles once they are dimmed to it: fresh 106 s043).
+    Two clusters need three tiles, or two whose colours the profile's hints tell apart: the first
+    colour model may have missed one colour altogether (dev 54 s111: silver tiles as grey as a
+    cloth's checks, in the evening, and the first model's two colours both red), and with it only
+    two tiles of an opening are read."""
     idx = np.flatnonzero(is_tile)
     if len(idx) == 0:
         return {}
@@ -648,10 +651,11 @@ def _tile_roles(colours: ColourModel, medians: np.ndarray, is_tile: np.ndarray, 
             colours.tiles = {"white": ColourClass(white, spread(white)), "black": ColourClass(black, spread(black))}
             colours.discs = dict(colours.tiles)
             colours.reset_cache()
+    distance = shaded_distance if hints_differ_in_chroma(colours.hints) else lab_distance
     out = {}
     for i in idx:
-        dw = lab_distance(medians[i], white)
-        db = lab_distance(medians[i], black)
+        dw = distance(medians[i], white)
+        db = distance(medians[i], black)
         role = "white" if dw <= db else "black"
         margin = abs(dw - db) / (dw + db + 1e-9)
         out[i] = (role, float(np.clip(margin * 3.0, 0, 1)))
