@@ -583,8 +583,9 @@ def _colour_loss(colours: ColourModel, median: np.ndarray, role: str) -> float:
     """What reading a tile of this median colour as `role` costs: 0 when it looks more like that
     tile colour than the other, up to COLOUR_LOSS when it looks like the other."""
     other = "black" if role == "white" else "white"
-    d_role = lab_distance(median, colours.tiles[role].mean)
-    d_other = lab_distance(median, colours.tiles[other].mean)
+    distance = _role_distance(colours)
+    d_role = distance(median, colours.tiles[role].mean)
+    d_other = distance(median, colours.tiles[other].mean)
     return float(COLOUR_LOSS * max(0.0, (d_role - d_other) / (d_role + d_other + 1e-9)))
 
 
@@ -625,6 +626,12 @@ def _off_colour_tiles(colours: ColourModel, medians: np.ndarray, is_tile: np.nda
             if min(lab_distance(medians[i], white), lab_distance(medians[i], black)) > OFF_COLOUR * apart]
 
 
+def _role_distance(colours: ColourModel):
+    """The distance a tile colour is chosen by: shaded_distance where the profile's hints differ in
+    chroma (their hue tells the colours apart in shade too), lab_distance otherwise."""
+    return shaded_distance if hints_differ_in_chroma(colours.hints) else lab_distance
+
+
 def _tile_roles(colours: ColourModel, medians: np.ndarray, is_tile: np.ndarray, relearn=True) -> dict:
     """{index: (role, confidence)} for the tile cells, from two clusters of their colours (which
     replace the photo's tile colours in `colours` when `relearn`): the nearer, by shaded_distance
@@ -651,7 +658,7 @@ def _tile_roles(colours: ColourModel, medians: np.ndarray, is_tile: np.ndarray, 
             colours.tiles = {"white": ColourClass(white, spread(white)), "black": ColourClass(black, spread(black))}
             colours.discs = dict(colours.tiles)
             colours.reset_cache()
-    distance = shaded_distance if hints_differ_in_chroma(colours.hints) else lab_distance
+    distance = _role_distance(colours)
     out = {}
     for i in idx:
         dw = distance(medians[i], white)
