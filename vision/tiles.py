@@ -364,8 +364,9 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, views: TileViews, o
                    first: TileReading, stacked: set, beyond=frozenset()) -> TileReading:
     """The final reading of each cell of `views` once the stacks are known: the tile networks
     (TILE_NETS) weigh the cell's picture (`views`) and its evidence (tile_evidence) into the chance
-    of a tile, over one half for a tile (UNDER_STACK_TILE under a stack); a tile's colour, seen near its sides (_side_ring_colours), is the nearer of the two
-    tile colour clusters (relearnt from these tiles). Every game's World holds the opening
+    of a tile, over one half for a tile (UNDER_STACK_TILE under a stack); a tile's colour, seen near
+    its sides (_side_ring_colours), is the nearer of the two tile colour clusters (relearnt from
+    these tiles; _tile_roles). Every game's World holds the opening
     diamond's two tiles of each colour (tiles are never taken away): a reading of at most four
     tiles that lacks them is read again as that diamond where that overrules only doubtful reads
     (_opening_diamond); otherwise, where fewer of a colour are read, the likeliest cells beside
