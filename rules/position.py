@@ -20,6 +20,7 @@ OTHER = {WHITE: BLACK, BLACK: WHITE}
 DISCS_PER_COLOUR = 8
 TOTAL_TILES = 39
 OPENING_TILES_PER_COLOUR = 2  # the standard diamond's; tiles are never taken away
+OPENING_TILES = 2 * OPENING_TILES_PER_COLOUR  # every game's World holds at least the diamond's four
 FORMAT = "exxit-position/1"
 
 

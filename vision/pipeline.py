@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from rules.position import COLOURS, DISCS_PER_COLOUR, OPENING_TILES_PER_COLOUR, TOTAL_TILES
+from rules.position import COLOURS, DISCS_PER_COLOUR, OPENING_TILES, OPENING_TILES_PER_COLOUR, TOTAL_TILES
 
 from .colours import TABLE_SOURCES, ColourModel, find_colours, find_table
 from .errors import LatticeFellShortError, NoTileReadError, NoWorldFoundError
@@ -263,7 +263,7 @@ def _likely(located: LocatedWorld) -> bool:
     World (fresh 114 s043: a pile of spare tiles beside the opening diamond; BENCHMARKS.md, session
     78)."""
     first_read = len(located.first.tiles)
-    return _likely_tiles(first_read) and (first_read >= 2 * OPENING_TILES_PER_COLOUR
+    return _likely_tiles(first_read) and (first_read >= OPENING_TILES
                                           or located.geometry.edge_evidence >= MIN_EVIDENCE)
 
 

@@ -11,7 +11,7 @@ from itertools import permutations
 import cv2
 import numpy as np
 
-from rules.position import OPENING_TILES_PER_COLOUR, TOTAL_TILES
+from rules.position import OPENING_TILES, OPENING_TILES_PER_COLOUR, TOTAL_TILES
 
 from .colours import ColourClass, ColourModel, hints_differ_in_chroma, lab_clusters, lab_distance, shaded_distance
 from .convnet import ConvNet
@@ -34,7 +34,6 @@ UNDER_STACK_WEIGHT = 0.5         # of those log-odds on a cell under a stack, wh
 UNDER_STACK_TILE = 0.7           # of a tile, that a cell under a stack needs to be read as one (1,224 game
                                  # photos: of 4,943 tiles under stacks none read at 0.5-0.7; 6 of the 15 tiles
                                  # read under off-World stacks at 0.52-0.67; BENCHMARKS.md, session 78)
-OPENING_TILES = 4                # tiles read at most for a reading lacking a colour's two to be an opening
 OPENING_FIT = 8.0                # log-odds of the tile networks' reads and colour reads the opening diamond may
                                  # overrule (dev renders: openings mended at 0.3-6.2; the rule texts' three-tile
                                  # diagrams, samples s004 and s007, would cost 10 and more)
@@ -403,7 +402,7 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, views: TileViews, o
     is_tile[reached], conf[reached] = True, ADDED_CONFIDENCE
     laid = _laying_rule(cells, is_tile, p_tile, {i for i, role in added.items() if role} | set(reaching),
                         under_stacks)
-    if is_tile.sum() + sum(-1 if is_tile[i] else 1 for i in laid) < 2 * OPENING_TILES_PER_COLOUR:
+    if is_tile.sum() + sum(-1 if is_tile[i] else 1 for i in laid) < OPENING_TILES:
         laid = []       # fewer tiles than the opening diamond's are no game's, mended or not: a rule text's diagram
     for i in laid:
         is_tile[i], conf[i] = not is_tile[i], ADDED_CONFIDENCE

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 import vision
+from colour_models import colour_model
 from synthetic import COLOURS, Scene, diamond, midgame, render
-from vision.colours import BLACK, TABLE, WHITE, ColourClass, ColourModel, find_colours, hint_labs
+from vision.colours import BLACK, TABLE, WHITE, ColourClass, find_colours
 from vision.loading import load_image
 from vision.profile import ColourHint, load_profile
 
@@ -152,11 +153,7 @@ def test_table_colours_come_from_a_named_part_of_the_border():
 
 
 def _model(tiles, tables):
-    lab = np.zeros((8, 8, 3), np.float32)
-    classes = {role: ColourClass(np.array(mean, float), np.array([3.0, 2.0, 2.0])) for role, mean in tiles.items()}
-    return ColourModel(tables=[ColourClass(np.array(t, float), np.array([4.0, 2.5, 2.5])) for t in tables],
-                       tiles=classes, discs=dict(classes), world_mask=np.zeros((8, 8), np.uint8), lab=lab,
-                       hints=hint_labs(load_profile("black-white")))
+    return colour_model(tiles, tables, edition="black-white")
 
 
 def test_a_table_colour_becomes_the_tile_colour_the_tiles_read_lack():

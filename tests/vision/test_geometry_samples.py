@@ -269,7 +269,7 @@ def test_a_pile_of_spare_tiles_on_few_edges_is_not_taken_for_the_opening(monkeyp
     truth, profile, reading = read_with_its_lattice_right(photo)
     assert sorted(reading.tile_colours.values()) == ["black", "black", "white", "white"]
     assert abs(reading.geometry.camera.tilt_deg - truth["camera"]["tilt_deg"]) < 5.0
-    monkeypatch.setattr("vision.pipeline.OPENING_TILES_PER_COLOUR", 1)
+    monkeypatch.setattr("vision.pipeline.OPENING_TILES", 2)
     located = locate_world(load_image(str(photo)), profile)
     assert lattice_errors(located.geometry, truth, located.image.scale) != []
     assert located.geometry.edge_evidence < MIN_EVIDENCE and len(located.first.tiles) == 2

@@ -7,18 +7,14 @@ import numpy as np
 
 import rules
 import vision
-from vision.colours import ColourClass, ColourModel, hint_labs
-from vision.profile import load_profile
+from colour_models import colour_model
 from vision.tiles import _off_colour_tiles
 
 PHOTOS = Path(__file__).resolve().parents[1] / "data" / "photos"
 
 
 def _off_colour(edition: str, medians: list) -> list:
-    spread = np.array([3.0, 2.0, 2.0])
-    tiles = {role: ColourClass(np.array(medians[0], float), spread) for role in ("white", "black")}
-    colours = ColourModel(tables=[], tiles=tiles, discs=dict(tiles), world_mask=np.zeros((4, 4), np.uint8),
-                          lab=np.zeros((4, 4, 3), np.float32), hints=hint_labs(load_profile(edition)))
+    colours = colour_model({role: medians[0] for role in ("white", "black")}, edition=edition)
     return _off_colour_tiles(colours, np.array(medians, float), np.ones(len(medians), bool))
 
 

@@ -3,7 +3,8 @@ lacks a colour's two is read again as that diamond where the reads it overrules 
 photos that show it: the dev renders in BENCHMARKS.md, session 33)."""
 import numpy as np
 
-from vision.colours import ColourClass, ColourModel
+from colour_models import colour_model
+from vision.colours import ColourModel
 from vision.hexgrid import neighbours
 from vision.tiles import _opening_diamond
 
@@ -11,10 +12,7 @@ WHITE, BLACK, TABLE = (80.0, 0.0, 5.0), (10.0, 0.0, 0.0), (45.0, 10.0, 20.0)
 
 
 def _colours() -> ColourModel:
-    spread = np.array([3.0, 2.0, 2.0])
-    tiles = {"white": ColourClass(np.array(WHITE), spread), "black": ColourClass(np.array(BLACK), spread)}
-    return ColourModel(tables=[ColourClass(np.array(TABLE), spread)], tiles=tiles, discs=dict(tiles),
-                       world_mask=np.zeros((4, 4), np.uint8), lab=np.zeros((4, 4, 3), np.float32))
+    return colour_model({"white": WHITE, "black": BLACK}, [TABLE])
 
 
 def _read_again(read: dict, faint=None, stacked=()) -> dict | None:

@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from vision.colours import ColourClass, ColourModel
+from colour_models import colour_model
+from vision.colours import ColourModel
 from vision.stacks import CONFIDENT, SHIFT_GRID_MM, StackRead, _classify_points, keep_to_the_set
 
 
@@ -18,11 +19,8 @@ def test_offsets_tried_cover_a_hand_placed_stack():
 
 def colours_showing(lab, white, black) -> ColourModel:
     """A colour model whose working image is one Lab colour everywhere, with these disc colours."""
-    image = np.tile(np.array(lab, np.float32), (20, 20, 1))
-    discs = {"white": ColourClass(np.array(white, float), np.ones(3)),
-             "black": ColourClass(np.array(black, float), np.ones(3))}
-    return ColourModel(tables=[], tiles=dict(discs), discs=discs, world_mask=np.zeros((20, 20), np.uint8),
-                       lab=image)
+    return colour_model({"white": white, "black": black}, lab=np.tile(np.array(lab, np.float32), (20, 20, 1)),
+                        spread=(1.0, 1.0, 1.0))
 
 
 SILVER, RED = (60.0, 1.0, 6.0), (35.0, 45.0, 28.0)

@@ -2,16 +2,13 @@
 or silver), each is first dimmed to the tile's own lightness, as shade dims a tile (BENCHMARKS.md, session 78)."""
 import numpy as np
 
-from vision.colours import ColourClass, ColourModel, hint_labs, lab_distance, shaded_distance
-from vision.profile import load_profile
+from colour_models import colour_model
+from vision.colours import lab_distance, shaded_distance
 from vision.tiles import _tile_roles
 
 
 def _roles(edition: str, white, black, medians: list) -> list:
-    spread = np.array([3.0, 2.0, 2.0])
-    tiles = {"white": ColourClass(np.array(white, float), spread), "black": ColourClass(np.array(black, float), spread)}
-    colours = ColourModel(tables=[], tiles=tiles, discs=dict(tiles), world_mask=np.zeros((4, 4), np.uint8),
-                          lab=np.zeros((4, 4, 3), np.float32), hints=hint_labs(load_profile(edition)))
+    colours = colour_model({"white": white, "black": black}, edition=edition)
     roles = _tile_roles(colours, np.array(medians, float), np.ones(len(medians), bool), relearn=False)
     return [roles[i][0] for i in range(len(medians))]
 
