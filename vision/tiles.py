@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from itertools import permutations
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -53,6 +54,13 @@ SIDE_RING_RADII = (0.44, 0.465)     # lattice units: where a tile shows its own 
                                     # and near shadow (a disc reaches 0.33 and its offset, the tile's sides 0.49)
                                     # and of most of the glare a lamp leaves on a glossy tile
 SIDE_RING_SEEN = 8               # of those 72 points, visible ones enough to decide that tile's colour
+SIDES_SHOWN_TILT = 20.0          # degrees of the camera's tilt from which a tile shows its sides facing it
+SIDELESS_BELOW = 0.9             # a cell read a tile below this chance, of the table's colour (TABLE_LIKE), that
+                                 # shows no side where a tile's would show (_sides_unseen) is read as no tile
+TABLE_LIKE = 10.0                # Lab distance from the table's colour (1,437 photos: of 4,557 tiles with a side
+                                 # facing the camera beside no tile, none at 0.5-0.9 shows no side; 5 of 6 such
+                                 # phantom tiles do; BENCHMARKS.md, session 79)
+SIDELESS_CHANCE = 0.25           # of a tile, such a cell keeps (a mend the rules call for may still read it one)
 
 
 @dataclass
@@ -289,10 +297,18 @@ def _reading(cells, is_tile, conf, roles, votes, visible) -> TileReading:
     return reading
 
 
+class TileEvidence(NamedTuple):
+    features: np.ndarray         # (N, F) what the tile networks weigh beside each cell's picture
+    medians: np.ndarray          # (N, 3) each cell's median Lab colour
+    votes: np.ndarray            # (N, 3) its samples' shares of table, white tile and black tile colour
+    visible: np.ndarray          # (N,) its share of samples no stack hides
+    table_distance: np.ndarray   # (N,) Lab distance of its median colour from the nearest table colour
+    edge_weak: float             # the outline support a tile's side shows at least (_edge_levels)
+
+
 def tile_evidence(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndarray, hidden: np.ndarray,
-                  first: TileReading, stacked: set):
-    """(features (N, F), medians (N, 3), votes (N, 3), visible (N,)): what the photo says about a
-    tile on each cell once the stacks are known.
+                  first: TileReading, stacked: set) -> TileEvidence:
+    """What the photo says about a tile on each cell once the stacks are known (TileEvidence).
 
     Every visible sample of the hexagon counts (stack silhouettes are `hidden`); the features are
     the sample classes, the median colour's distances to the table and tile colours, the six side
@@ -308,18 +324,44 @@ def tile_evidence(colours: ColourModel, geo: WorldGeometry, cells, outline: np.n
     second_weakest, edge_weak, edge_strong = _edge_levels(outline, classes, usable)
     sides = np.sort(outline, axis=1)
     votes_all, medians, visible = _cell_colours(colours, classes, usable, lab_pts)
-    rows = []
+    rows, table_distance = [], []
     for i, cell in enumerate(cells):
         votes, med, vis = votes_all[i], medians[i], visible[i]
         spread = float(np.std(lab_pts[i][usable[i]][:, 0])) if vis else 0.0
         d_table = min(lab_distance(med, c.mean) for c in colours.tables)
+        table_distance.append(d_table)
         d_tiles = [lab_distance(med, colours.tiles[r].mean) for r in ("white", "black")]
         rows.append(np.concatenate([
             votes, [vis, spread, d_table, min(d_tiles), max(d_tiles), d_table / (min(d_tiles) + 1.0)],
             sides[i], sides[i] / edge_weak, [edge_weak, edge_strong, float(second_weakest[i]) / edge_strong],
             [float(cell in stacked), geo.camera.tilt_deg, float(first.cells[cell].colour is not None),
              first.cells[cell].confidence]]))
-    return np.array(rows, np.float32), medians, votes_all, visible
+    return TileEvidence(np.array(rows, np.float32), medians, votes_all, visible, np.array(table_distance),
+                        edge_weak)
+
+
+_SIDE_NORMALS = (hexagon((0, 0)) + np.roll(hexagon((0, 0)), -1, axis=0))   # (6, 2) unit, each side's outward
+_SIDE_NEIGHBOURS = [(int(q), int(r)) for q, r in plane_to_cells(_SIDE_NORMALS)]       # the cell across each side
+
+
+def _sides_unseen(geo: WorldGeometry, cells: list, outline: np.ndarray, edge_weak: float, first: TileReading,
+                  stacked: set) -> np.ndarray:
+    """Whether each cell shows no side where a tile's would show: seen from SIDES_SHOWN_TILT and
+    more, a tile's sides facing the camera (within 60 degrees) show against the table beside it, so
+    where every such side beside a cell neither first read as a tile nor stacked (one at least)
+    shows less outline (outline_support) than edge_weak, what looks like a tile of the table's
+    colour there is the table itself: a hole, or a cell beside the World (fresh 113 s016)."""
+    unseen = np.zeros(len(cells), bool)
+    if geo.camera.tilt_deg < SIDES_SHOWN_TILT:
+        return unseen
+    towards = geo.camera.centre[:2] / geo.pitch_mm - cells_to_plane(cells)
+    facing = (towards / np.linalg.norm(towards, axis=1, keepdims=True)) @ _SIDE_NORMALS.T > 0.5   # (N, 6)
+    for i, (q, r) in enumerate(cells):
+        beside_table = [j for j, (dq, dr) in enumerate(_SIDE_NEIGHBOURS) if facing[i, j]
+                        and (q + dq, r + dr) not in stacked
+                        and getattr(first.cells.get((q + dq, r + dr)), "colour", None) is None]
+        unseen[i] = bool(beside_table) and bool((outline[i, beside_table] < edge_weak).all())
+    return unseen
 
 
 @dataclass(frozen=True)
@@ -378,9 +420,14 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, views: TileViews, o
     World, reaches it through the likeliest cell beside it that the networks do not rule out
     (_tiles_reached), read as a tile or kept one, flagged uncertain (the reading's `reached`)."""
     cells, hidden = views.cells, views.hidden
-    features, medians, votes, visible = tile_evidence(colours, geo, cells, outline, hidden, first, stacked)
-    p_tile = tile_chances(views, features)
+    evidence = tile_evidence(colours, geo, cells, outline, hidden, first, stacked)
+    medians, votes, visible = evidence.medians, evidence.votes, evidence.visible
+    p_tile = tile_chances(views, evidence.features)
     under_stacks = sorted(i for i, c in enumerate(cells) if c in stacked)
+    sideless = ((p_tile > 0.5) & (p_tile < SIDELESS_BELOW) & (evidence.table_distance < TABLE_LIKE)
+                & _sides_unseen(geo, cells, outline, evidence.edge_weak, first, stacked))
+    sideless[under_stacks] = False
+    p_tile[sideless] = SIDELESS_CHANCE
     is_tile = p_tile > 0.5
     is_tile[under_stacks] = p_tile[under_stacks] > UNDER_STACK_TILE
     conf = ConvNet.shipped(TILE_NETS[-1]).confidence("pair", np.maximum(p_tile, 1 - p_tile))

@@ -284,6 +284,20 @@ def test_a_stack_on_the_table_beside_the_world_stands_on_no_tile(monkeypatch):
     assert len(phantom) == 1 and phantom <= off_world
 
 
+def test_a_cell_of_the_cloths_colour_showing_no_side_to_the_camera_is_no_tile(monkeypatch):
+    # a black-white midgame of 26 tiles at 20 degrees on a light tablecloth in window light (fresh render
+    # s016 of seed 113, tests/data/photos): the tile networks read the bare cloth in a bay of the World's
+    # edge as a white tile (0.87). A tile there would show the sides facing the camera against the cloth
+    # beside it, and the cell shows none, so it is read as no tile, and the World as it is
+    photo = PHOTOS / "cloth-beside-the-world-shows-no-side-s016.jpg"
+    reading, ours = _read_right(photo, "black-white")
+    monkeypatch.setattr("vision.tiles.SIDELESS_BELOW", 0.5)
+    before = vision.analyze_photo(str(photo), profile="black-white")
+    phantom = set(before.tiles.tiles) - set(reading.tiles.tiles)
+    assert len(phantom) == 1 and before.tiles.tiles[phantom.pop()] == "white"
+    assert set(reading.tiles.tiles) <= set(before.tiles.tiles)
+
+
 def test_white_tiles_on_a_cloths_light_checks_read_with_the_colours_of_the_worlds_tiles():
     # a finished black-white World of 39 tiles at 17 degrees on a grey and pink checked cloth (dev
     # render s291 of seed 66, tests/data/photos): read with the tile colours the first read learnt,
