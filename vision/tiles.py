@@ -355,7 +355,7 @@ def _sides_unseen(geo: WorldGeometry, cells: list, outline: np.ndarray, edge_wea
     if geo.camera.tilt_deg < SIDES_SHOWN_TILT:
         return unseen
     towards = geo.camera.centre[:2] / geo.pitch_mm - cells_to_plane(cells)
-    facing = (towards / np.linalg.norm(towards, axis=1, keepdims=True)) @ _SIDE_NORMALS.T > 0.5   # (N, 6)
+    facing = (towards / np.maximum(np.linalg.norm(towards, axis=1, keepdims=True), 1e-9)) @ _SIDE_NORMALS.T > 0.5
     for i, (q, r) in enumerate(cells):
         beside_table = [j for j, (dq, dr) in enumerate(_SIDE_NEIGHBOURS) if facing[i, j]
                         and (q + dq, r + dr) not in stacked
