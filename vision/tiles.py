@@ -406,20 +406,22 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, views: TileViews, o
                    first: TileReading, stacked: set, beyond=frozenset()) -> TileReading:
     """The final reading of each cell of `views` once the stacks are known: the tile networks
     (TILE_NETS) weigh the cell's picture (`views`) and its evidence (tile_evidence) into the chance
-    of a tile, over one half for a tile (UNDER_STACK_TILE under a stack); a tile's colour, seen near
-    its sides (_side_ring_colours), is the nearer of the two tile colour clusters (relearnt from
-    these tiles; _tile_roles). Every game's World holds the opening
-    diamond's two tiles of each colour (tiles are never taken away): a reading of at most four
-    tiles that lacks them is read again as that diamond where that overrules only doubtful reads
-    (_opening_diamond); otherwise, where fewer of a colour are read, the likeliest cells beside
-    them that look of that colour and have at least DIAMOND_CHANCE of a tile complete them; both
-    flagged uncertain (the reading's `added`). Every tile a game lays touches two others (RULES.md
-    §8.1; so do the diamond's): where a tile read touches fewer, the cheapest mend that the network
-    does not rule out (_laying_rule) reads it again, flagged uncertain (the reading's `laid`), unless
-    the reading would still hold fewer tiles than the diamond (no game's: a rule text's diagram). Every
-    off-World stack touches a tile (RULES.md §2): a stack found on a cell of `beyond`, off the
-    World, reaches it through the likeliest cell beside it that the networks do not rule out
-    (_tiles_reached), read as a tile or kept one, flagged uncertain (the reading's `reached`)."""
+    of a tile, over one half for a tile (UNDER_STACK_TILE under a stack), SIDELESS_CHANCE for a cell
+    near the table's colour read under SIDELESS_BELOW that shows no side where a tile's would face
+    the camera (_sides_unseen); a tile's colour, seen near its sides (_side_ring_colours), is the
+    nearer of the two tile colour clusters (relearnt from these tiles; _tile_roles). Every game's
+    World holds the opening diamond's two tiles of each colour (tiles are never taken away): a
+    reading of at most four tiles that lacks them is read again as that diamond where that overrules
+    only doubtful reads (_opening_diamond); otherwise, where fewer of a colour are read, the
+    likeliest cells beside them that look of that colour and have at least DIAMOND_CHANCE of a tile
+    complete them; both flagged uncertain (the reading's `added`). Every tile a game lays touches
+    two others (RULES.md §8.1; so do the diamond's): where a tile read touches fewer, the cheapest
+    mend that the network does not rule out (_laying_rule) reads it again, flagged uncertain (the
+    reading's `laid`), unless the reading would still hold fewer tiles than the diamond (no game's:
+    a rule text's diagram). Every off-World stack touches a tile (RULES.md §2): a stack found on a
+    cell of `beyond`, off the World, reaches it through the likeliest cell beside it that the
+    networks do not rule out (_tiles_reached), read as a tile or kept one, flagged uncertain (the
+    reading's `reached`)."""
     cells, hidden = views.cells, views.hidden
     evidence = tile_evidence(colours, geo, cells, outline, hidden, first, stacked)
     medians, votes, visible = evidence.medians, evidence.votes, evidence.visible
