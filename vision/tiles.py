@@ -57,9 +57,10 @@ SIDE_RING_SEEN = 8               # of those 72 points, visible ones enough to de
 SIDES_SHOWN_TILT = 20.0          # degrees of the camera's tilt from which a tile shows its sides facing it
 SIDELESS_BELOW = 0.9             # a cell read a tile below this chance, of the table's colour (TABLE_LIKE), that
                                  # shows no side where a tile's would show (_sides_unseen) is read as no tile
-TABLE_LIKE = 20.0                # Lab distance from the table's colour (1,305 game photos: of the 13 tiles read at
+TABLE_LIKE = 10.0                # Lab distance from the table's colour (1,305 game photos: of the 11 tiles read at
                                  # 0.5-0.9 this near the table's colour with a side facing the camera beside no tile,
-                                 # none shows no side; of the 29 such cells with no tile, 11 do; BENCHMARKS.md,
+                                 # none shows no side; of the 14 such cells with no tile, 7 do. At 20, a white tile
+                                 # of fresh 118 s032 re-encoded as the web app stores it, at 13: BENCHMARKS.md,
                                  # session 79)
 SIDELESS_CHANCE = 0.25           # of a tile, such a cell keeps (a mend the rules call for may still read it one)
 
