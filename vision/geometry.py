@@ -74,6 +74,11 @@ class WorldGeometry:
     def cell_to_work(self, cells) -> np.ndarray:
         return _apply(self.plane_to_work, cells_to_plane(cells))
 
+    @property
+    def camera_on_plane(self) -> np.ndarray:
+        """The point of the lattice plane (pitch units) straight under the camera."""
+        return self.camera.centre[:2] / self.pitch_mm
+
     def largest_family_share(self) -> float:
         """The share of the length of the edges on the lattice's lines that its commonest edge
         direction holds (a World's hexagons give each of the three about a third)."""

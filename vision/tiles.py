@@ -246,7 +246,7 @@ def read_tiles(colours: ColourModel, geo: WorldGeometry, cells, outline: np.ndar
     centres = cells_to_plane(cells)
     away = None
     if geo.camera.tilt_deg > 10:
-        away = -(geo.camera.centre[:2] / geo.pitch_mm)
+        away = -geo.camera_on_plane
     offsets = np.stack([_annulus_offsets(None if away is None else away + c) for c in centres])
     classes, usable, lab_pts = _cell_samples(colours, geo, cells, offsets)
     second_weakest, edge_weak, edge_strong = _edge_levels(outline, classes, usable)
@@ -356,7 +356,7 @@ def _sides_unseen(geo: WorldGeometry, cells: list, outline: np.ndarray, edge_wea
     unseen = np.zeros(len(cells), bool)
     if geo.camera.tilt_deg < SIDES_SHOWN_TILT:
         return unseen
-    towards = geo.camera.centre[:2] / geo.pitch_mm - cells_to_plane(cells)
+    towards = geo.camera_on_plane - cells_to_plane(cells)
     facing = (towards / np.maximum(np.linalg.norm(towards, axis=1, keepdims=True), 1e-9)) @ _SIDE_NORMALS.T > 0.5
     for i, (q, r) in enumerate(cells):
         beside_table = [j for j, (dq, dr) in enumerate(_SIDE_NEIGHBOURS) if facing[i, j]
