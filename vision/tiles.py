@@ -428,9 +428,11 @@ def classify_tiles(colours: ColourModel, geo: WorldGeometry, views: TileViews, o
     medians, votes, visible = evidence.medians, evidence.votes, evidence.visible
     p_tile = tile_chances(views, evidence.features)
     under_stacks = sorted(i for i, c in enumerate(cells) if c in stacked)
-    sideless = ((p_tile > 0.5) & (p_tile < SIDELESS_BELOW) & (evidence.table_distance < TABLE_LIKE)
-                & _sides_unseen(geo, cells, outline, evidence.edge_weak, first, stacked))
-    sideless[under_stacks] = False
+    table_like = (p_tile > 0.5) & (p_tile < SIDELESS_BELOW) & (evidence.table_distance < TABLE_LIKE)
+    table_like[under_stacks] = False
+    doubtful = np.flatnonzero(table_like)
+    sideless = doubtful[_sides_unseen(geo, [cells[i] for i in doubtful], outline[doubtful], evidence.edge_weak,
+                                      first, stacked)]
     p_tile[sideless] = SIDELESS_CHANCE
     is_tile = p_tile > 0.5
     is_tile[under_stacks] = p_tile[under_stacks] > UNDER_STACK_TILE
