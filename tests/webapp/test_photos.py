@@ -1,12 +1,19 @@
-"""Decoding uploads: phone photos are turned upright and big ones shrunk before vision reads them."""
+"""Decoding uploads: phone photos are turned upright and big ones shrunk before vision reads them;
+the others are kept as sent, without their metadata."""
 
 import io
+from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image
 
+import vision
 from webapp.errors import InputError
-from webapp.photos import decode_photo
+from webapp.photos import decode_photo, strip_jpeg_metadata
+
+SAMPLE = Path(__file__).parents[2] / "sample_images" / "s002-opening-redblack-tilt15_35.jpg"
+GPS_IFD = 0x8825
 
 
 def jpeg_with_orientation(width, height, orientation):
@@ -44,3 +51,44 @@ def test_pixel_limit_counts_pixels_not_bytes():
     with pytest.raises(InputError) as error:
         decode_photo(jpeg_with_orientation(3000, 2000, 1), 5_000_000, 2400)
     assert error.value.status == 413 and error.value.code == "too_many_pixels"
+
+
+def phone_jpeg(progressive=False, trailer=b""):
+    """A sample photo saved as a phone would: EXIF with a GPS position, a comment, an ICC profile,
+    and (for a motion photo) data after the image's end."""
+    image = Image.open(SAMPLE)
+    exif = Image.Exif()
+    exif[0x010F] = "PhoneMaker"
+    exif.get_ifd(GPS_IFD)[2] = (48.0, 51.0, 24.0)     # latitude
+    out = io.BytesIO()
+    image.save(out, "JPEG", quality=93, exif=exif.tobytes(), comment=b"at home", progressive=progressive,
+               icc_profile=b"\0" * 128)
+    return out.getvalue() + trailer
+
+
+@pytest.mark.parametrize("progressive", [False, True])
+def test_a_jpeg_that_needs_no_change_is_read_and_stored_as_sent_without_its_metadata(progressive):
+    sent = phone_jpeg(progressive, trailer=b"ftypmp42 a motion photo's video")
+    photo = decode_photo(sent, 40_000_000, 2400)
+    as_sent, _ = vision.decode_image(sent)
+    assert np.array_equal(photo.bgr, as_sent)               # the camera's pixels, not a re-encoding
+    assert np.array_equal(vision.decode_image(photo.jpeg)[0], as_sent)
+    stored = Image.open(io.BytesIO(photo.jpeg))
+    assert not stored.getexif() and "comment" not in stored.info and b"PhoneMaker" not in photo.jpeg
+    assert stored.info.get("icc_profile") == b"\0" * 128     # colours shown as the camera meant
+    assert b"motion photo" not in photo.jpeg
+    assert decode_photo(photo.jpeg, 40_000_000, 2400).jpeg == photo.jpeg   # read again, it is the same photo
+
+
+def test_metadata_is_cut_without_touching_the_scans():
+    sent = phone_jpeg()
+    stripped = strip_jpeg_metadata(sent)
+    scans_from = sent.index(b"\xff\xda")
+    assert stripped.endswith(sent[scans_from:])
+    assert len(stripped) < len(sent) and strip_jpeg_metadata(stripped) == stripped
+
+
+@pytest.mark.parametrize("broken", [b"", b"not a jpeg", b"\xff\xd8\xff\xe1\x00", b"\xff\xd8\xff\xda\x00\x08abcdef"])
+def test_what_is_not_a_whole_jpeg_has_no_stripped_form(broken):
+    assert strip_jpeg_metadata(broken) is None
+    assert strip_jpeg_metadata(phone_jpeg()[:-5000]) is None
