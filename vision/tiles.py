@@ -498,7 +498,7 @@ def keep_tiles_to_the_set(reading: TileReading, world: set) -> set:
     return world
 
 
-def _laying_rule(cells: list, is_tile: np.ndarray, p_tile: np.ndarray, keep: set, under_stacks=frozenset()) -> list:
+def _laying_rule(cells: list, is_tile: np.ndarray, p_tile: np.ndarray, keep: set, under_stacks=()) -> list:
     """Indices of the cells to read the other way so that every tile touches at least two others,
     as every tile laid in a game does: while a tile touches fewer, dropping it or reading as a tile
     a cell beside it that touches two tiles, whichever costs less by the tile networks' log-odds,
@@ -582,7 +582,7 @@ def _side_ring_colours(colours: ColourModel, geo: WorldGeometry, cells: list, hi
 
 
 def _opening_diamond(colours: ColourModel, cells: list, p_tile: np.ndarray, medians: np.ndarray, roles: dict,
-                     under_stacks: set) -> dict | None:
+                     under_stacks: list) -> dict | None:
     """{index: role, or None for no tile} of the cells to read again so that a reading of at most
     OPENING_TILES tiles, a colour short of its two, becomes the opening diamond every game starts
     from (RULES.md §4: two tiles of one colour touching in the middle, one of the other colour at
