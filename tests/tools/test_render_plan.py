@@ -158,3 +158,26 @@ def test_a_plan_with_sizes_off_shows_pieces_of_other_sizes_within_the_bound_and_
     assert {k: v for k, v in sized.items() if k != "disc_thickness_mm"} == \
         {k: v for k, v in edition.items() if k != "disc_thickness_mm"}
     assert plan.sized_profile(edition, {}) == edition
+
+
+def test_towers_regroup_the_discs_into_legal_stacks_of_five_to_eight():
+    heights = []
+    for seed in range(8):
+        rng = np.random.default_rng(seed)
+        game = positions.game_snapshot(rng, "midgame")
+        pos = positions.restacked(rng, game, heights=positions.TOWER_HEIGHTS)
+        rules.position_from_json(pos)                    # raises if the position is not legal
+        assert pos["tiles"] == game["tiles"]
+        discs = [d for s in pos["stacks"] for d in s["discs"]]
+        assert len(discs) == 16 and pos["reserves"] == {"white": 0, "black": 0}
+        heights += [len(s["discs"]) for s in pos["stacks"]]
+    assert sum(h >= 5 for h in heights) >= 0.75 * len(heights)   # the last tower takes the discs left
+    assert max(heights) >= 7
+
+
+def test_a_plan_asked_for_towers_gets_them():
+    specs = plan.make_plan(24, seed=5, wants=["towers"])
+    towers = [s for s in specs if s["source"] == "random-game" and s["phase"] in ("midgame", "finished")]
+    assert len(towers) >= 4
+    assert all(max(len(st["discs"]) for st in s["position"]["stacks"]) >= 5 for s in towers)
+    assert "towers" not in plan.WANTS

@@ -43,6 +43,8 @@ def game_position(rng, phase, want):
         return positions.restacked(rng, positions.game_snapshot(rng, phase))
     if want == "crowded":
         return positions.restacked(rng, positions.game_snapshot(rng, phase), sets=2)
+    if want == "towers":
+        return positions.restacked(rng, positions.game_snapshot(rng, phase), heights=positions.TOWER_HEIGHTS)
     if phase == "opening":
         return positions.game_snapshot(rng, "opening")
     if phase == "midgame":
@@ -57,8 +59,8 @@ def game_position(rng, phase, want):
 
 
 WANTS = ["tall-stack", "mixed-stack", "perimeter-stack", "hole", None]
-EXTRA_WANTS = ["restacked", "crowded", "black-on-black"]   # not in the default cycle: training photos only
-                                                          # (positions.restacked, positions.black_on_black)
+EXTRA_WANTS = ["restacked", "crowded", "towers", "black-on-black"]   # not in the default cycle: training photos
+                                                                    # only (positions.restacked, .black_on_black)
 
 
 def make_plan(count, seed, hand_only=False, wants=WANTS):

@@ -57,12 +57,18 @@ def hand_written():
     }
 
 
-def restacked(rng, pos_json, sets=1):
+RESTACKED_HEIGHTS = (1, 2, 2, 3, 3, 3, 4, 4, 5)   # a regrouped stack's height is drawn from these
+TOWER_HEIGHTS = (5, 6, 7, 8)
+
+
+def restacked(rng, pos_json, sets=1, heights=RESTACKED_HEIGHTS):
     """The World of `pos_json` with the set's 16 discs regrouped into stacks of mostly 2 to 5 on
     random tiles and perimeter cells (as many as a small World has room for): a training photo rich
     in tall stacks, which random games seldom build (a set still has 8 discs of each colour).
     With `sets=2` the discs of two sets are regrouped: a crowded World, twice the stacks per
-    photo, that no game reaches (training photos for the stack network only)."""
+    photo, that no game reaches (training photos for the stack network only). With
+    `heights=TOWER_HEIGHTS` they stand in towers of 5 to 8, as the rules' repetition example's
+    6-stack: the stack networks never saw one (BENCHMARKS.md, session 79)."""
     tiles = {(t["q"], t["r"]): t["colour"] for t in pos_json["tiles"]}
     around = sorted({(q + dq, r + dr) for q, r in tiles for dq, dr in NEIGHBOURS} - set(tiles))
     cells = sorted(tiles) + around
@@ -73,7 +79,7 @@ def restacked(rng, pos_json, sets=1):
     for i in order:
         if not pool:
             break
-        h = min(int(rng.choice([1, 2, 2, 3, 3, 3, 4, 4, 5])), len(pool))
+        h = min(int(rng.choice(heights)), len(pool))
         if cells[i] in tiles or rng.random() < 0.3:     # off-World stacks stay a minority
             stacks[cells[i]] = [pool.pop() for _ in range(h)]
     return position(tiles, stacks, pos_json.get("to_move", W), pos_json.get("total_tiles", 39))
