@@ -43,6 +43,8 @@ MEASURING_SETS = ("sample_images", "renders/holdout-seed7", "renders/train-seed3
                   "renders/fresh-seed64", "renders/dev-cloth-seed65", "renders/dev-cloth-seed66",
                   "renders/fresh-seed67", "renders/fresh-cloth-seed68",
                   "renders/dev-cloth-seed69", "renders/fresh-seed72", "renders/fresh-cloth-seed73")
+MEASURING_KINDS = ("fresh-", "dev-", "holdout-")   # a folder named so, wherever it lies, is a measuring set:
+                                                  # every unseen batch a session reports (BENCHMARKS.md)
 SIZES_READ_WITH = ("rendered", "edition")
 TILT_BANDS = (("all", 0, 90), ("tilt 0-15", 0, 15), ("tilt 15-35", 15, 35), ("tilt 35-60", 35, 90))
 
@@ -88,9 +90,11 @@ def trainer_args(argv, description: str, network: str, epochs: int, variants: st
 
 
 def refuse_measuring_sets(ap, folders) -> None:
-    """Stop (argparse's error) if any of `folders` is a set the pipeline is measured on."""
+    """Stop (argparse's error) if any of `folders` is a set the pipeline is measured on: one of
+    MEASURING_SETS, or any folder whose name starts with one of MEASURING_KINDS."""
     for folder in folders:
-        if any(Path(folder).resolve() == (REPO / m).resolve() for m in MEASURING_SETS):
+        if (any(Path(folder).resolve() == (REPO / m).resolve() for m in MEASURING_SETS)
+                or Path(folder).resolve().name.startswith(MEASURING_KINDS)):
             ap.error(f"{folder} measures the pipeline: train on other renders")
 
 
