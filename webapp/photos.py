@@ -120,10 +120,8 @@ def strip_jpeg_metadata(data):
             end = _scan_end(data, end)
             if end is None:
                 return None
-        if _is_metadata(marker, data[i + 4:end]):
-            i = end
-            continue
-        kept.append(data[i:end])
+        if not _is_metadata(marker, data[i + 4:end]):
+            kept.append(data[i:end])
         i = end
     return None
 
