@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import rules
 
@@ -34,12 +35,13 @@ def test_restacked_positions_are_legal_keep_the_world_and_are_rich_in_tall_stack
     assert sum(h >= 3 for h in heights) >= len(heights) / 3
 
 
-def test_a_plan_asked_for_restacked_games_gets_them_and_the_default_cycle_does_not():
-    specs = plan.make_plan(24, seed=5, wants=["restacked"])
-    restacked = [s for s in specs if s["source"] == "random-game" and s["phase"] in ("midgame", "finished")]
-    assert len(restacked) >= 4
-    assert all(max(len(st["discs"]) for st in s["position"]["stacks"]) >= 2 for s in restacked)
-    assert "restacked" not in plan.WANTS
+@pytest.mark.parametrize("want, tallest", [("restacked", 2), ("towers", 5)])
+def test_a_plan_asked_for_regrouped_discs_gets_them_and_the_default_cycle_does_not(want, tallest):
+    specs = plan.make_plan(24, seed=5, wants=[want])
+    regrouped = [s for s in specs if s["source"] == "random-game" and s["phase"] in ("midgame", "finished")]
+    assert len(regrouped) >= 4
+    assert all(max(len(st["discs"]) for st in s["position"]["stacks"]) >= tallest for s in regrouped)
+    assert want not in plan.WANTS
 
 
 def test_crowded_positions_regroup_two_sets_of_discs_on_the_same_world():
@@ -174,10 +176,3 @@ def test_towers_regroup_the_discs_into_legal_stacks_of_five_to_eight():
     assert sum(h >= 5 for h in heights) >= 0.75 * len(heights)   # the last tower takes the discs left
     assert max(heights) >= 7
 
-
-def test_a_plan_asked_for_towers_gets_them():
-    specs = plan.make_plan(24, seed=5, wants=["towers"])
-    towers = [s for s in specs if s["source"] == "random-game" and s["phase"] in ("midgame", "finished")]
-    assert len(towers) >= 4
-    assert all(max(len(st["discs"]) for st in s["position"]["stacks"]) >= 5 for s in towers)
-    assert "towers" not in plan.WANTS
