@@ -301,15 +301,18 @@ def tilt_bands(tilt: np.ndarray):
 
 def reachable_samples(folders, photos, labels: str) -> np.ndarray:
     """Which samples of `photos` ([(FOLDER/PHOTO name, samples)], as gathered_samples gives them)
-    come from a position a game can reach (at most DISCS_PER_COLOUR of a colour): not from a crowded
-    training photo (tools/render/plan.py --wants crowded)."""
+    come from a game's position: not from a photo whose discs were regrouped (tools/render/plan.py
+    --wants restacked, crowded or towers, marked "regrouped" in the truth's meta), nor from one with
+    more than DISCS_PER_COLOUR of a colour (crowded photos rendered before that mark)."""
     where = {Path(f).name: Path(f) for f in folders}
     out = []
     for name, samples in photos:
         folder, photo = name.split("/", 1)
         truth = json.loads((where[folder] / photo).with_suffix(".json").read_text())
         discs = [d for s in truth["position"]["stacks"] for d in s["discs"]]
-        out.append(np.full(len(samples[labels]), max(discs.count("white"), discs.count("black")) <= DISCS_PER_COLOUR))
+        game = (truth.get("meta", {}).get("regrouped") is None
+                and max(discs.count("white"), discs.count("black")) <= DISCS_PER_COLOUR)
+        out.append(np.full(len(samples[labels]), game))
     return np.concatenate(out)
 
 

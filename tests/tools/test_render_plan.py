@@ -41,6 +41,8 @@ def test_a_plan_asked_for_regrouped_discs_gets_them_and_the_default_cycle_does_n
     regrouped = [s for s in specs if s["source"] == "random-game" and s["phase"] in ("midgame", "finished")]
     assert len(regrouped) >= 4
     assert all(max(len(st["discs"]) for st in s["position"]["stacks"]) >= tallest for s in regrouped)
+    assert all(s["regrouped"] == want for s in regrouped)             # the trainers leave them out of the games' mix
+    assert not any("regrouped" in s for s in specs if s not in regrouped)
     assert want not in plan.WANTS
 
 

@@ -108,15 +108,15 @@ def test_the_game_prior_ratio_undoes_the_crowded_photos_mix():
     assert ratio[1] > 1 and ratio[2] > 1                   # the crowded photo made them rarer
 
 
-def test_crowded_photos_are_not_reachable_positions(tmp_path):
+def test_crowded_and_regrouped_photos_are_not_game_positions(tmp_path):
     folder = tmp_path / "train-seed99"
     folder.mkdir()
-    for name, whites in (("s001", 8), ("s002", 9)):
+    for name, whites, regrouped in (("s001", 8, None), ("s002", 9, None), ("s003", 6, "towers")):
         stacks = [{"q": 0, "r": 0, "discs": ["white"] * whites}, {"q": 1, "r": 0, "discs": ["black"] * 3}]
-        (folder / f"{name}.json").write_text(json.dumps({"position": {"stacks": stacks}}))
-    photos = [("train-seed99/s001.jpg", {"heights": np.zeros(3)}), ("train-seed99/s002.jpg", {"heights": np.zeros(2)})]
+        (folder / f"{name}.json").write_text(json.dumps({"position": {"stacks": stacks}, "meta": {"regrouped": regrouped}}))
+    photos = [(f"train-seed99/{name}.jpg", {"heights": np.zeros(n)}) for name, n in (("s001", 3), ("s002", 2), ("s003", 2))]
     got = training_photos.reachable_samples([folder], photos, "heights")
-    assert got.tolist() == [True, True, True, False, False]
+    assert got.tolist() == [True, True, True, False, False, False, False]
 
 
 @pytest.mark.parametrize("sizes", training_photos.SIZES_READ_WITH)

@@ -61,6 +61,7 @@ def game_position(rng, phase, want):
 WANTS = ["tall-stack", "mixed-stack", "perimeter-stack", "hole", None]
 EXTRA_WANTS = ["restacked", "crowded", "towers", "black-on-black"]   # not in the default cycle: training photos
                                                                     # only (positions.restacked, .black_on_black)
+REGROUPINGS = ("restacked", "crowded", "towers")   # wants whose discs are regrouped: no game's mix of heights
 
 
 def make_plan(count, seed, hand_only=False, wants=WANTS):
@@ -74,20 +75,23 @@ def make_plan(count, seed, hand_only=False, wants=WANTS):
     for i in range(n):
         tilt, edition = combos[(i + i // 9) % 9]
         if i < len(hand_names):
-            source = hand_names[i]
+            source, want = hand_names[i], None
             phase, pos = hand[source]
         else:
             phase = phases[i]
             want = wants[i % len(wants)] if phase in ("midgame", "finished") else None
             pos = game_position(np.random.default_rng([seed, 100, i]), phase, want)
             source = "random-game"
-        specs.append({
+        spec = {
             "name": f"s{i + 1:03d}-{phase}-{SHORT[edition]}-tilt{tilt.replace('-', '_')}",
             "seed": int(seed * 1000 + i),
             "edition": edition, "light": lights[i], "table": tables[i], "tilt_band": tilt,
             "phase": phase, "source": source,
             "features": positions.features(pos), "position": pos,
-        })
+        }
+        if want in REGROUPINGS:
+            spec["regrouped"] = want
+        specs.append(spec)
     return specs
 
 

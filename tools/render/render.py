@@ -93,6 +93,7 @@ def render_one(spec, out_dir, settings):
             "phase": spec["phase"],
             "features": spec.get("features", []),
             "source": spec.get("source"),
+            "regrouped": spec.get("regrouped"),
             "distractor": truth["distractor"],
             "seed": spec["seed"],
             "renderer": f"Blender {__import__('bpy').app.version_string} Cycles CPU, "
