@@ -12,11 +12,12 @@ measure is cut out as vision.stack_net.stack_crop does and labelled with the tru
 A k-fold cross-validation grouped by photo prints how often the network finds the stacks and
 reads their heights, and gives the tables that turn its chances into how often such reads were
 right (stack_net.calibration.json); then it is trained on everything and its weights written,
-batch norms folded into the convolutions, for vision/convnet.py to run. Crowded training
-photos (tools/render/plan.py --wants crowded: two sets' discs) teach tall stacks, and a mix of
+batch norms folded into the convolutions, for vision/convnet.py to run. Photos of regrouped
+discs (tools/render/plan.py --wants restacked, towers or crowded) teach tall stacks, and a mix of
 heights no game has: the chances, in the cross-validation and in the weights written (the output
-layer's bias), are multiplied back to the mix of the photos of reachable positions. Never train on
-sample_images/ or the held-out renders: they are how the pipeline is measured.
+layer's bias), are multiplied back to the mix of the photos of game positions
+(training_photos.game_prior_ratio). Never train on sample_images/ or the held-out renders: they
+are how the pipeline is measured.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
 from convnet_torch import ConvNetTorch, out_of_fold_chances, train_and_write  # noqa: E402
-from training_photos import (first_read, game_prior_ratio, gathered_samples, reachable_samples, source_version,  # noqa: E402
+from training_photos import (first_read, game_prior_ratio, gathered_samples, game_samples, source_version,  # noqa: E402
                              tilt_bands, trainer_args)
 from vision.convnet import calibration_table  # noqa: E402
 from vision.stack_net import CROP_H, CROP_SCALARS, CROP_W, network_input  # noqa: E402
@@ -102,8 +103,8 @@ def main(argv=None):
     scalars = np.concatenate([p["scalars"] for _, p in photos])
     heights = np.concatenate([p["heights"] for _, p in photos])
     print(f"heights 0..{MAX_READ}: {np.bincount(heights, minlength=MAX_READ + 1).tolist()}", flush=True)
-    reachable = reachable_samples(args.folders, photos, "heights")
-    ratio = game_prior_ratio(heights, reachable, MAX_READ + 1)
+    games = game_samples(args.folders, photos, "heights")
+    ratio = game_prior_ratio(heights, games, MAX_READ + 1)
     print(f"chances times {np.round(ratio, 3).tolist()}: the height mix of the game positions", flush=True)
     p = out_of_fold_chances(stack_net, x, scalars, heights, group, args.folds, args.epochs, augmented,
                             args.checkpoints, "stack_net", args.start) * ratio
@@ -112,7 +113,7 @@ def main(argv=None):
     height = np.argmax(p[:, 1:], axis=1) + 1
     stack = heights > 0
     print(f"  {args.folds}-fold cross-validation, grouped by photo (a height is right only on a found stack):")
-    for which, cells in (("every photo", np.ones(len(heights), bool)), ("game positions", reachable)):
+    for which, cells in (("every photo", np.ones(len(heights), bool)), ("game positions", games)):
         print(f"  {which}:")
         for name, sel in tilt_bands(tilt):
             sel = sel & cells

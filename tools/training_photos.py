@@ -299,7 +299,7 @@ def tilt_bands(tilt: np.ndarray):
     return [(band, (tilt >= lo) & (tilt < hi)) for band, lo, hi in TILT_BANDS]
 
 
-def reachable_samples(folders, photos, labels: str) -> np.ndarray:
+def game_samples(folders, photos, labels: str) -> np.ndarray:
     """Which samples of `photos` ([(FOLDER/PHOTO name, samples)], as gathered_samples gives them)
     come from a game's position: not from a photo whose discs were regrouped (tools/render/plan.py
     --wants restacked, crowded or towers, marked "regrouped" in the truth's meta), nor from one with
@@ -316,14 +316,18 @@ def reachable_samples(folders, photos, labels: str) -> np.ndarray:
     return np.concatenate(out)
 
 
-def game_prior_ratio(labels: np.ndarray, reachable: np.ndarray, classes: int) -> np.ndarray:
+def game_prior_ratio(labels: np.ndarray, of_games: np.ndarray, classes: int) -> np.ndarray:
     """Per class (for the stack network: no stack, 1..8 discs) how much more often the samples of
-    reachable positions have it than all samples, 1 for a class either lacks. Crowded photos teach
-    a network tall stacks, and with them a prior no game has; its chances are multiplied back to
-    the games' mix."""
+    game positions have it than all samples. Regrouped photos teach a network tall stacks, and with
+    them a prior no game has; its chances are multiplied back to the games' mix. A class only the
+    regrouped photos have counts half a sample in the games (as rare as they can tell); a class
+    nobody has, or every class when no photo is of a game, keeps 1."""
     count = lambda h: np.bincount(h, minlength=classes).astype(float)
-    every, games = count(labels), count(labels[reachable])
+    every, games = count(labels), count(labels[of_games])
     ratio = np.ones(classes)
-    seen = (every > 0) & (games > 0)
+    if games.sum() == 0:
+        return ratio
+    seen = every > 0
+    games[seen] = np.maximum(games[seen], 0.5)
     ratio[seen] = (games[seen] / games.sum()) / (every[seen] / every.sum())
     return ratio

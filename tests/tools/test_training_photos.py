@@ -97,15 +97,18 @@ def test_a_trainer_takes_folders_and_refuses_the_measuring_sets(capsys):
     assert "train on other renders" in capsys.readouterr().err
 
 
-def test_the_game_prior_ratio_undoes_the_crowded_photos_mix():
-    labels = np.array([0] * 80 + [1] * 15 + [2] * 5 + [0] * 10 + [3] * 10)   # the last 20: a crowded photo
-    reachable = np.arange(len(labels)) < 100
-    ratio = training_photos.game_prior_ratio(labels, reachable, 5)
+def test_the_game_prior_ratio_undoes_the_regrouped_photos_mix():
+    labels = np.array([0] * 80 + [1] * 15 + [2] * 5 + [0] * 10 + [3] * 10)   # the last 20: a regrouped photo
+    of_games = np.arange(len(labels)) < 100
+    ratio = training_photos.game_prior_ratio(labels, of_games, 5)
+    games = np.bincount(labels[of_games], minlength=5).astype(float)
+    games[3] = 0.5                                            # a class only the regrouped photo has
     every = np.bincount(labels, minlength=5) / len(labels)
-    games = np.bincount(labels[reachable], minlength=5) / reachable.sum()
-    assert ratio[:3] == pytest.approx(games[:3] / every[:3])
-    assert ratio[3] == 1.0 and ratio[4] == 1.0             # a class the games lack, or nobody has, stays
-    assert ratio[1] > 1 and ratio[2] > 1                   # the crowded photo made them rarer
+    assert ratio[:4] == pytest.approx(games[:4] / games.sum() / every[:4])
+    assert ratio[3] < 0.1                                  # as rare as a hundred game samples can tell
+    assert ratio[4] == 1.0                                 # a class nobody has stays
+    assert ratio[1] > 1 and ratio[2] > 1                   # the regrouped photo made them rarer
+    assert training_photos.game_prior_ratio(labels, np.zeros(len(labels), bool), 5).tolist() == [1.0] * 5
 
 
 def test_crowded_and_regrouped_photos_are_not_game_positions(tmp_path):
@@ -115,7 +118,7 @@ def test_crowded_and_regrouped_photos_are_not_game_positions(tmp_path):
         stacks = [{"q": 0, "r": 0, "discs": ["white"] * whites}, {"q": 1, "r": 0, "discs": ["black"] * 3}]
         (folder / f"{name}.json").write_text(json.dumps({"position": {"stacks": stacks}, "meta": {"regrouped": regrouped}}))
     photos = [(f"train-seed99/{name}.jpg", {"heights": np.zeros(n)}) for name, n in (("s001", 3), ("s002", 2), ("s003", 2))]
-    got = training_photos.reachable_samples([folder], photos, "heights")
+    got = training_photos.game_samples([folder], photos, "heights")
     assert got.tolist() == [True, True, True, False, False, False, False]
 
 
