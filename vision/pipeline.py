@@ -30,6 +30,8 @@ TABLE_READ_AS_TILES = "no EXXIT World found: the table itself reads as tiles"
 FEW_EDGES_FEW_TILES = ("no EXXIT World found: a hex pattern fits only a few straight edges, and too few tiles "
                        "(or too many) read on it for a World (too few tile edges, or too much clutter)")
 FIRST_READ_TILES_MAX = 10 * TOTAL_TILES   # a first read of more is the table read as tiles, not a World
+WORLD_TILES_MAX = 3 * TOTAL_TILES // 2    # a final World of more is too (2,000 renders: at most 3 over a set's, but
+                                          # the repetition example's 74 on a desk as dark as its black tiles)
 STEEP_VIEW_DEG = 20              # camera tilt under which a stack's side hardly shows (BENCHMARKS.md, session 19)
 SMALL_PHOTO_SIDE = 1000          # px, a longer side under which fewer Worlds read exactly (BENCHMARKS.md, session 39)
 MIN_DETACHED_GROUP = 3           # tiles a group beside the World needs to be kept as part of it (_world_cells)
@@ -401,10 +403,14 @@ AROUND_SMALL_WORLD = 0.5         # of a small World's span: the margin in which 
 
 def _kept_world(tiles: TileReading) -> tuple:
     """(the World's tile cells, kept to a set's tiles (keep_tiles_to_the_set); the tile cells set
-    aside beside it (_world_cells)) of the final tile reading."""
+    aside beside it (_world_cells)) of the final tile reading. A World of far more tiles than a set
+    has (WORLD_TILES_MAX) is the table read as tiles: no World found, rather than a set's worth of
+    them kept from it."""
     world, ignored = _world_cells(tiles.tiles)
     if not world:
         raise NoTileReadError(NO_TILE_READ)
+    if len(world) > WORLD_TILES_MAX:
+        raise NoTileReadError(TABLE_READ_AS_TILES)
     return keep_tiles_to_the_set(tiles, world), ignored
 
 

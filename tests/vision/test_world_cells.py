@@ -2,12 +2,19 @@
 each colour (every World does); groups away from it, of one colour, or too small to be laid as a
 World's tiles are, are ignored (the supply, spare tiles, or a cloth's light checks read as tiles:
 BENCHMARKS.md, sessions 42, 45 and 55)."""
+import json
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 import vision
 from synthetic import Scene, midgame, render
 from vision.hexgrid import cell_to_plane
-from vision.pipeline import _world_cells
+from vision.pipeline import WORLD_TILES_MAX, _kept_world, _world_cells
+from vision.tiles import CellRead, TileReading
+
+PHOTOS = Path(__file__).resolve().parent.parent / "data" / "photos"
 
 DIAMOND = {(0, 0): "white", (1, 0): "white", (0, 1): "black", (1, -1): "black"}
 
@@ -72,3 +79,28 @@ def test_a_lone_tile_beside_the_world_is_named_and_located_for_the_page():
     pixel = pixels[tuple(ignored["cells"][0])]
     x, y = np.array(cell_to_plane(lone)) * scene.pitch_mm
     assert np.hypot(*(np.array(pixel) - cam.project([[x, y, -scene.tile_thick]])[0])) < 10   # tiles ~100 px wide
+
+
+def _reading(cells) -> TileReading:
+    return TileReading(cells={c: CellRead(c, "black" if (c[0] + c[1]) % 2 else "white", 0.9, (0.0, 0.0, 1.0), 1.0)
+                              for c in cells})
+
+
+def test_a_world_of_a_few_tiles_over_a_set_is_kept_to_the_set_and_one_of_far_more_is_the_table():
+    rows = lambda n: [(q, r) for r in range(n) for q in range(8)]
+    world, _ = _kept_world(_reading(rows(6)[:42]))
+    assert len(world) == 39
+    assert len(rows(8)) > WORLD_TILES_MAX
+    with pytest.raises(vision.NoWorldFoundError, match="the table itself reads as tiles"):
+        _kept_world(_reading(rows(8)))
+
+
+def test_a_desk_as_dark_as_the_black_tiles_is_no_world_rather_than_a_set_of_its_cells():
+    """The rules' repetition example (fresh render s009 of seed 126: five tiles in a line and a 6-stack) on a
+    desk as dark as the black-and-white set's black tiles, the white tiles in the low sun: the only lattice
+    found read 74 tiles, most of them the desk, and 35 of the least sure, a white tile among them, were
+    dropped to keep to the 39 tiles a set has. Such a reading is no World."""
+    photo = PHOTOS / "repetition-example-on-a-dark-desk-s009.jpg"
+    truth = json.loads(photo.with_suffix(".json").read_text())
+    with pytest.raises(vision.NoWorldFoundError, match="the table itself reads as tiles"):
+        vision.analyze_photo(str(photo), profile=truth["profile"]["name"])
