@@ -30,8 +30,8 @@ TABLE_READ_AS_TILES = "no EXXIT World found: the table itself reads as tiles"
 FEW_EDGES_FEW_TILES = ("no EXXIT World found: a hex pattern fits only a few straight edges, and too few tiles "
                        "(or too many) read on it for a World (too few tile edges, or too much clutter)")
 FIRST_READ_TILES_MAX = 10 * TOTAL_TILES   # a first read of more is the table read as tiles, not a World
-WORLD_TILES_MAX = 3 * TOTAL_TILES // 2    # a final World of more is too (2,000 renders: at most 3 over a set's, but
-                                          # the repetition example's 74 on a desk as dark as its black tiles)
+WORLD_TILES_MAX = 3 * TOTAL_TILES // 2    # a final World of more is too (1,909 readings of 27 sets: at most 3 over a
+                                          # set's, but one of 74 on a desk as dark as its black tiles; session 81)
 STEEP_VIEW_DEG = 20              # camera tilt under which a stack's side hardly shows (BENCHMARKS.md, session 19)
 SMALL_PHOTO_SIDE = 1000          # px, a longer side under which fewer Worlds read exactly (BENCHMARKS.md, session 39)
 MIN_DETACHED_GROUP = 3           # tiles a group beside the World needs to be kept as part of it (_world_cells)
