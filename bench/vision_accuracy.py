@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/vision_accuracy.py sample_images [--timeout 120] [--no-profile] [--json OUT]
         [--compare EARLIER.json] [--by tilt_band,edition,light,table,phase] [--reserves-from-truth]
-        [--measured-profile] [--camera-files]
+        [--measured-profile] [--camera-files] [--jobs N]
 
 Runs the vision CLI on every image of FOLDER that has a truth file (NAME.json, format
 exxit-sample/1, written by tools/render), aligns each predicted position to its truth over the
@@ -28,6 +28,8 @@ changed since, and the totals before and after: what a change to vision did.
 `tools/render/plan.py --sizes-off` draws apart from the edition's) instead of the edition's.
 `--camera-files` gives vision each photo's lens (`--camera NAME.camera.json`, written beside the
 photos taken again through a distorting lens by `tools/lens_distort.py`).
+`--jobs N` reads N photos at a time (one CLI process each): the figures are the same, the seconds per
+image are then those of a shared machine (bench/vision_speed.py measures the speed).
 `--reserves-from-truth` gives vision each photo's true reserves (`--reserves W,B`), as players who
 count their reserves would: how much the heights fitted to them (vision.fitting) get right.
 """
@@ -40,6 +42,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -398,10 +401,11 @@ def compare_runs(earlier: list[dict], rows: list[dict]) -> list[str]:
 
 
 def read_images(items, args, measured_profiles: Path | None) -> list:
-    """Each image's score row (score_image), read by vision as the options say; with
-    `measured_profiles` (a folder), each render's own set profile is written there and given."""
-    rows = []
-    for image, truth in items:
+    """Each image's score row (score_image), in the order of `items`, read by vision as the options
+    say, `args.jobs` at a time; with `measured_profiles` (a folder), each render's own set profile is
+    written there and given."""
+    def read(item):
+        image, truth = item
         meta = truth.get("meta", {})
         profile = None if args.no_profile else meta.get("edition")
         if measured_profiles:
@@ -414,11 +418,13 @@ def read_images(items, args, measured_profiles: Path | None) -> list:
         row = score_image(truth["position"], pred)
         row.update({"name": image.stem, "wall_s": wall, "vision_s": inner, "note": note,
                     "tilt_deg": meta.get("tilt_deg"), **{key: meta.get(key, "?") for key in GROUP_KEYS}})
-        rows.append(row)
         if args.verbose:
             print(f"{image.stem}: {note}, cells {row['cells_right']}/{row['cells']}, "
                   f"stacks {row['stacks_matched']}/{row['stacks_true']}, {wall:.1f} s", flush=True)
-    return rows
+        return row
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        return list(pool.map(read, items))
 
 
 def main(argv=None):
@@ -442,12 +448,16 @@ def main(argv=None):
     ap.add_argument("--camera-files", action="store_true",
                     help="give vision each photo's lens, NAME.camera.json beside it (photos taken through "
                          "a distorting lens: tools/lens_distort.py)")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="photos read at a time, a vision process each (the seconds per image then shared)")
     ap.add_argument("--by", default="tilt_band,edition",
                     help=f"comma-separated truth fields to group the images by, a table each ({', '.join(GROUP_KEYS)})")
     args = ap.parse_args(argv)
     keys = [k.strip() for k in args.by.split(",") if k.strip()]
     if args.no_profile and args.measured_profile:
         sys.exit("vision_accuracy: --no-profile and --measured-profile exclude each other")
+    if args.jobs < 1:
+        sys.exit(f"vision_accuracy: --jobs takes 1 or more, not {args.jobs}")
     if not keys or set(keys) - set(GROUP_KEYS):
         sys.exit(f"vision_accuracy: --by takes some of {', '.join(GROUP_KEYS)}, not {args.by!r}")
     folder = Path(args.folder)

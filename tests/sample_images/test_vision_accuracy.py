@@ -223,3 +223,30 @@ def test_a_measured_profile_gives_vision_the_sizes_of_the_renders_own_pieces(tmp
     assert json.loads(seen.read_text()) == sized
     with pytest.raises(SystemExit):
         va.main([str(tmp_path), "--measured-profile", "--no-profile"])
+
+
+def test_photos_read_two_at_a_time_score_as_one_at_a_time(tmp_path):
+    """--jobs 2: the same rows, in the photos' order, as read one after another."""
+    for i in range(5):
+        (tmp_path / f"s00{i}.jpg").write_bytes(b"not read")
+        (tmp_path / f"s00{i}.json").write_text(json.dumps(
+            {"format": "exxit-sample/1", "position": TRUTH, "meta": {"edition": "silver-red", "tilt_deg": 30.0}}))
+    answer = tmp_path / "answer.json"
+    answer.write_text(json.dumps(moved(TRUTH, 2, (1, 1))))
+    fake = tmp_path / "python"      # photos s001 and s003 have no World; the others read right
+    fake.write_text(f'#!/bin/sh\ncase "$4" in *s001*|*s003*) sleep 0.2; exit 3;; esac\ncat {answer}\n')
+    fake.chmod(0o755)
+
+    def run(jobs):
+        out = tmp_path / f"run{jobs}.json"
+        va.main([str(tmp_path), "--python", str(fake), "--jobs", str(jobs), "--json", str(out)])
+        return [{k: v for k, v in row.items() if k not in ("wall_s", "vision_s")}
+                for row in json.loads(out.read_text())["images"]]
+
+    one, two = run(1), run(2)
+    assert [row["name"] for row in two] == ["s000", "s001", "s002", "s003", "s004"]
+    assert [row["no_world"] for row in two] == [0, 1, 0, 1, 0]
+    assert two == one
+    with pytest.raises(SystemExit) as exit_:
+        va.main([str(tmp_path), "--jobs", "0"])
+    assert "--jobs takes 1 or more" in str(exit_.value.code)
