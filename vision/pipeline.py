@@ -179,6 +179,8 @@ class LocatedWorld:
     edges: EdgeMap
     outline: np.ndarray          # their edge support (outline_support)
     first: TileReading           # the tiles read before the stacks are known
+    one_tile_colour: bool        # the colour model found one tile colour, the other then taken from the
+                                 # table's (ColourModel.tile_colour_from_table)
 
 
 def locate_world(image, profile) -> LocatedWorld:
@@ -263,10 +265,15 @@ def _likely(located: LocatedWorld) -> bool:
     where that is fewer than the opening diamond's, on MIN_EVIDENCE of edges at least: of the three
     lattices taken on fewer edges with two or three tiles read on 1,368 photos, two were not the
     World (fresh 114 s043: a pile of spare tiles beside the opening diamond; BENCHMARKS.md, session
-    78)."""
+    78); and then not on a colour model that found one tile colour (`one_tile_colour`): its region
+    and edges were those of the tiles it saw (fresh 133 s049: the dark room beyond a grey cloth
+    learnt as a table colour, so that the black tiles were table; three tiles read, where the lower
+    border's try reads the 39; BENCHMARKS.md, session 82)."""
     first_read = len(located.first.tiles)
-    return _likely_tiles(first_read) and (first_read >= OPENING_TILES
-                                          or located.geometry.edge_evidence >= MIN_EVIDENCE)
+    if first_read >= OPENING_TILES:
+        return _likely_tiles(first_read)
+    return (_likely_tiles(first_read) and located.geometry.edge_evidence >= MIN_EVIDENCE
+            and not located.one_tile_colour)
 
 
 def _likely_tiles(first_read: int) -> bool:
@@ -287,12 +294,12 @@ def _located(work_image: LoadedImage, colours: ColourModel, segments, profile, l
     number of tiles: crops of photos away from their World show such lattices on spare tile piles
     or reserve discs, each with one tile read."""
     geo = find_world(segments, colours, profile, work_image.size, work_image.scale, last_look, squares_aside)
-    cells, edges, outline, first = _first_tile_pass(colours, geo)
+    cells, edges, outline, first, one_tile_colour = _first_tile_pass(colours, geo)
     if not first.tiles:
         raise NoTileReadError(NO_TILE_READ)
     if geo.edge_evidence < MIN_EVIDENCE and not _likely_tiles(len(first.tiles)):
         raise NoWorldFoundError(FEW_EDGES_FEW_TILES)
-    return LocatedWorld(work_image, colours, geo, cells, edges, outline, first)
+    return LocatedWorld(work_image, colours, geo, cells, edges, outline, first, one_tile_colour)
 
 
 class _Background:
@@ -369,15 +376,16 @@ def _colour_model(image, profile, table_from: str, table=None):
 
 
 def _first_tile_pass(colours, geo):
-    """(cells, edges, outline, tiles): the tile cells read before the stacks are known, growing the
-    candidate cells until the World's outline is inside them. When the tiles read are all of one
-    colour and a table colour is the other's (ColourModel.tile_colour_from_table), they are read
-    again with that colour as the other tile colour."""
+    """(cells, edges, outline, tiles, one tile colour) of the tile cells read before the stacks are
+    known, growing the candidate cells until the World's outline is inside them. When the tiles read
+    are all of one colour and a table colour is the other's (ColourModel.tile_colour_from_table),
+    they are read again with that colour as the other tile colour, and the last is True."""
     edges = EdgeMap(colours)
     cells, outline, first = _grown_tile_read(colours, geo, edges)
-    if colours.tile_colour_from_table():
+    one_tile_colour = colours.tile_colour_from_table()
+    if one_tile_colour:
         cells, outline, first = _grown_tile_read(colours, geo, edges)
-    return cells, edges, outline, first
+    return cells, edges, outline, first, one_tile_colour
 
 
 def _grown_tile_read(colours, geo, edges):

@@ -18,7 +18,8 @@ from vision.errors import LatticeFellShortError, NoWorldFoundError
 from vision.geometry import CAMERA_KEEPS, MIN_EVIDENCE, MIN_INLIERS, find_world, straight_edges
 from vision.hexgrid import cell_to_plane, cells_to_plane, plane_to_cells
 from vision.loading import load_image
-from vision.pipeline import LIKELY_FIRST_TILES, ONE_FAMILY_SHARE, analyze_photo, locate_world
+from vision.pipeline import (LIKELY_FIRST_TILES, ONE_FAMILY_SHARE, _Background, _lattices, _likely, analyze_photo,
+                             locate_world)
 from vision.profile import load_profile
 from vision.tiles import candidate_cells
 
@@ -273,6 +274,28 @@ def test_a_pile_of_spare_tiles_on_few_edges_is_not_taken_for_the_opening(monkeyp
     located = locate_world(load_image(str(photo)), profile)
     assert lattice_errors(located.geometry, truth, located.image.scale) != []
     assert located.geometry.edge_evidence < MIN_EVIDENCE and len(located.first.tiles) == 2
+
+
+def test_three_tiles_read_on_a_colour_model_of_one_tile_colour_are_not_taken_for_the_world():
+    """A finished game of 39 tiles and ten stacks at 60 degrees on a grey tablecloth in the evening,
+    the dark room beyond the table (the fresh render s049 of seed 133, tests/data/photos). The first
+    try learns the dark room as a table colour, so the black tiles are table and its two tile colours
+    are one: the lattice it fits lies on three tiles at the World's near corner, on enough edges.
+    Fewer tiles than the opening diamond's, read on a colour model that saw one tile colour, are
+    not likely a World, so the tries go on: the lower border's reads every tile and stack."""
+    photo = PHOTOS / "dark-room-beyond-a-grey-cloth-s049.jpg"
+    truth, profile, reading = read_with_its_lattice_right(photo)
+    colour_count = lambda colours: sorted(Counter(colours).items())
+    assert colour_count(reading.tile_colours.values()) == colour_count(t["colour"] for t in truth["position"]["tiles"])
+    assert len(reading.stack_discs) == len(truth["position"]["stacks"])
+    background = _Background()
+    try:
+        first_try = next(_lattices(load_image(str(photo)), profile, background, {}))
+    finally:
+        background.close()
+    assert first_try.one_tile_colour and len(first_try.first.tiles) == 3
+    assert first_try.geometry.edge_evidence >= MIN_EVIDENCE
+    assert not _likely(first_try)
 
 
 def test_a_lattice_fitted_at_the_horizon_is_not_the_world(monkeypatch):
