@@ -29,16 +29,18 @@ NO_TILE_READ = "no EXXIT World found: a hex pattern was fitted but no tile could
 TABLE_READ_AS_TILES = "no EXXIT World found: the table itself reads as tiles"
 FEW_EDGES_FEW_TILES = ("no EXXIT World found: a hex pattern fits only a few straight edges, and too few tiles "
                        "(or too many) read on it for a World (too few tile edges, or too much clutter)")
+ONE_TILE_READ = "no EXXIT World found: a single tile was read, and a World holds two at least"
 FIRST_READ_TILES_MAX = 10 * TOTAL_TILES   # a first read of more is the table read as tiles, not a World
 WORLD_TILES_MAX = 3 * TOTAL_TILES // 2    # a final World of more is too (1,909 readings of 27 sets: at most 3 over a
                                           # set's, but one of 74 on a desk as dark as its black tiles; session 81)
 STEEP_VIEW_DEG = 20              # camera tilt under which a stack's side hardly shows (BENCHMARKS.md, session 19)
 SMALL_PHOTO_SIDE = 1000          # px, a longer side under which fewer Worlds read exactly (BENCHMARKS.md, session 39)
 MIN_DETACHED_GROUP = 3           # tiles a group beside the World needs to be kept as part of it (_world_cells)
-LIKELY_FIRST_TILES = (2, 2 * TOTAL_TILES)   # a lattice on which the first read finds fewer tiles, or more, is
-                                 # kept only if no other try finds a number in between: every game's World holds
-                                 # two tiles at least (fresh 86 s016: a pile of spare tiles taken for a 1-tile World
-                                 # beside a World of 27), and a set 39 (fresh 88 s057: 310 read at the horizon)
+FEWEST_WORLD_TILES = 2           # every game's World holds the opening diamond's four, a rule text's diagram two
+LIKELY_FIRST_TILES = (FEWEST_WORLD_TILES, 2 * TOTAL_TILES)   # a lattice on which the first read finds fewer
+                                 # tiles, or more, is kept only if no other try finds a number in between (fresh 86
+                                 # s016: a pile of spare tiles taken for a 1-tile World beside a World of 27; fresh
+                                 # 88 s057: 310 read at the horizon)
 LOOKS = {"squares": {"squares_aside": True},                     # find_world's looks after the first,
          "last": {"squares_aside": True, "last_look": True}}     # in the order _lattices takes them
 ONE_FAMILY_SHARE = 0.85          # a likely lattice whose edges lie more than this along one of its three directions
@@ -413,10 +415,13 @@ def _kept_world(tiles: TileReading) -> tuple:
     """(the World's tile cells, kept to a set's tiles (keep_tiles_to_the_set); the tile cells set
     aside beside it (_world_cells)) of the final tile reading. A World of far more tiles than a set
     has (WORLD_TILES_MAX) is the table read as tiles: no World found, rather than a set's worth of
-    them kept from it."""
+    them kept from it; so is a World of fewer tiles than any World holds (FEWEST_WORLD_TILES: a pile
+    of spare tiles, or a tile beside the table, where a photo shows no World; BENCHMARKS.md, session 83)."""
     world, ignored = _world_cells(tiles.tiles)
     if not world:
         raise NoTileReadError(NO_TILE_READ)
+    if len(world) < FEWEST_WORLD_TILES:
+        raise NoTileReadError(ONE_TILE_READ)
     if len(world) > WORLD_TILES_MAX:
         raise NoTileReadError(TABLE_READ_AS_TILES)
     return keep_tiles_to_the_set(tiles, world), ignored

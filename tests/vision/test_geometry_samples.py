@@ -210,7 +210,8 @@ def test_a_far_opening_under_three_stacks_is_found_on_few_edges(monkeypatch):
 def test_a_pile_of_spare_tiles_alone_is_no_world(monkeypatch):
     """The right of the sample s070, away from its World: a pile of spare tiles on a dark desk. The
     last look fits a lattice on the pile's few edges (4.3 pitch), but a single tile reads on it, and
-    every game's World holds four: no World. Were one tile enough, the pile would be read as one.
+    every game's World holds four: no World. Were one tile enough, on the first read and in the
+    World, the pile would be read as one.
     (Enlarged more than the whole photo is, the crop reads as blurred and is sharpened; the last
     look then finds no lattice on the pile at all. Read as taken, it does.)"""
     photo = cv2.imread(str(SAMPLES / "s070-midgame-silverred-tilt15_35.jpg"))[:, 961:]
@@ -221,6 +222,7 @@ def test_a_pile_of_spare_tiles_alone_is_no_world(monkeypatch):
     with pytest.raises(NoWorldFoundError):
         analyze_photo(photo, profile)
     monkeypatch.setattr("vision.pipeline.LIKELY_FIRST_TILES", (1, LIKELY_FIRST_TILES[1]))
+    monkeypatch.setattr("vision.pipeline.FEWEST_WORLD_TILES", 1)
     assert len(analyze_photo(photo, profile).tiles.tiles) == 1
 
 

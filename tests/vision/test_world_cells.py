@@ -95,6 +95,19 @@ def test_a_world_of_a_few_tiles_over_a_set_is_kept_to_the_set_and_one_of_far_mor
         _kept_world(_reading(rows(8)))
 
 
+def test_a_single_tile_is_no_world_and_two_are_a_rule_texts_diagram():
+    """Every game's World holds the opening diamond's four tiles and the rules' smallest diagram
+    two: a reading left with one tile read a pile of spare tiles, or a tile beside the table, in a
+    photo that shows no World (3 of the 9 Worlds read on 636 strips of photos beside their World;
+    BENCHMARKS.md, session 83)."""
+    with pytest.raises(vision.NoWorldFoundError, match="a single tile was read"):
+        _kept_world(_reading([(0, 0)]))
+    with pytest.raises(vision.NoWorldFoundError, match="a single tile was read"):
+        _kept_world(_reading([(0, 0), (5, 0)]))          # the World is one tile, the other set aside
+    world, _ = _kept_world(_reading([(0, 0), (1, 0)]))
+    assert world == {(0, 0), (1, 0)}
+
+
 def test_a_desk_as_dark_as_the_black_tiles_is_no_world_rather_than_a_set_of_its_cells():
     """The rules' repetition example (fresh render s009 of seed 126: five tiles in a line and a 6-stack) on a
     desk as dark as the black-and-white set's black tiles, the white tiles in the low sun: the only lattice
