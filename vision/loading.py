@@ -287,8 +287,7 @@ def decode_image(data: bytes, reduce_to: int | None = None, max_pixels: int = MA
             if reduce_to and img.format in ("JPEG", "MPO"):
                 img.draft("RGB", (reduce_to, reduce_to))
             img.load()
-            img = ImageOps.exif_transpose(img)
-            img = img.convert("RGB")
+            img = _eight_bit(ImageOps.exif_transpose(img)).convert("RGB")
     except UnreadableImageError:
         raise
     except Image.DecompressionBombError:
@@ -305,6 +304,14 @@ def decode_image(data: bytes, reduce_to: int | None = None, max_pixels: int = MA
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UnreadableImageError(f"broken or truncated image ({msg})", "corrupt") from None
     return cv2.cvtColor(np.asarray(img), cv2.COLOR_RGB2BGR), full_size
+
+
+def _eight_bit(img):
+    """A 16-bit greyscale image (PNG, TIFF) brought to 8 bits: Pillow's convert would clip every
+    value over 255 to white, not scale it."""
+    if img.mode != "I" and not img.mode.startswith("I;16"):
+        return img
+    return Image.fromarray((np.asarray(img, np.float32) / 257.0).clip(0, 255).round().astype(np.uint8))
 
 
 def is_heif_photo(data: bytes) -> bool:

@@ -33,6 +33,15 @@ def test_formats_load_as_bgr(rgb, fmt):
     assert r > 150 and b < 80            # red stays red: channels in BGR order
 
 
+def test_a_16_bit_grey_photo_keeps_its_greys(rgb):
+    grey = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
+    ok, png16 = cv2.imencode(".png", grey.astype(np.uint16) * 257)
+    assert ok and Image.open(io.BytesIO(png16.tobytes())).mode.startswith("I")
+    loaded = load_image(png16.tobytes())
+    assert np.abs(loaded.full[..., 1].astype(int) - grey).max() <= 1     # not clipped to white
+    assert loaded.full[150, 50, 1] < 120 and loaded.full[150, 300, 1] == 0
+
+
 def test_exif_orientation_applied(rgb):
     exif = Image.Exif()
     exif[0x0112] = 6                     # rotate 90° clockwise on display
