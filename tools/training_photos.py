@@ -38,7 +38,7 @@ MIN_AGREEMENT = 0.8           # share of read tiles that must land on true tiles
 # every set the pipeline is measured on (BENCHMARKS.md), the development sets too: those named below, and any
 # folder, wherever it lies, whose name starts with one of MEASURING_KINDS (every unseen batch a session reports)
 MEASURING_SETS = ("sample_images", "renders/train-seed37", "renders/sizes-seed48", "renders/plain-seed48")
-MEASURING_KINDS = ("fresh-", "dev-", "holdout-")
+MEASURING_KINDS = ("fresh-", "hands-", "dev-", "holdout-")
 SIZES_READ_WITH = ("rendered", "edition")
 TILT_BANDS = (("all", 0, 90), ("tilt 0-15", 0, 15), ("tilt 15-35", 15, 35), ("tilt 35-60", 35, 90))
 

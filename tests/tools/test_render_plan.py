@@ -137,6 +137,15 @@ def test_second_views_show_the_same_scene_from_another_side_at_35_to_60_degrees(
         assert same(other) == same(json.loads(json.dumps(first)))
 
 
+@pytest.mark.parametrize("hand", plan.HANDS)
+def test_a_plan_with_a_hand_asks_for_it_in_every_scene_and_changes_nothing_else(tmp_path, hand):
+    plan.main(["--count", "12", "--seed", "4", "--hand", hand, "--out", str(tmp_path / "hands.json")])
+    with_hand = json.loads((tmp_path / "hands.json").read_text())
+    without = json.loads(json.dumps(plan.make_plan(12, seed=4)))
+    assert [s.pop("hand") for s in with_hand] == [hand] * 12
+    assert with_hand == without
+
+
 def test_third_views_show_the_scene_from_a_third_side(tmp_path):
     """A third photo turned from the first as far as the second, the other way: three sides of one table."""
     specs = plan.make_plan(6, seed=3)

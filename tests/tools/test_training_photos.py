@@ -38,7 +38,8 @@ def test_a_pixel_between_two_cells_goes_to_the_nearer():
 
 @pytest.mark.parametrize("folder", ["sample_images", "renders/holdout-seed7", "renders/train-seed37",
                                     "renders/holdout-seed38", "renders/dev-seed44", "renders/dev-sizes-seed53",
-                                    "renders/fresh-seed119", "/elsewhere/fresh-seed120", "renders/dev-cloth-seed66/"])
+                                    "renders/fresh-seed119", "/elsewhere/fresh-seed120", "renders/dev-cloth-seed66/",
+                                    "renders/hands-over-seed138"])
 def test_training_on_a_measuring_set_is_refused(capsys, folder):
     ap = argparse.ArgumentParser()
     with pytest.raises(SystemExit):

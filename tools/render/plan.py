@@ -61,6 +61,7 @@ def game_position(rng, phase, want):
 WANTS = ["tall-stack", "mixed-stack", "perimeter-stack", "hole", None]
 EXTRA_WANTS = ["restacked", "crowded", "towers", "black-on-black"]   # not in the default cycle: training photos
                                                                     # only (positions.restacked, .black_on_black)
+HANDS = ("beside", "over")          # where a player's hand may be (scene.Builder.place_hand)
 REGROUPINGS = ("restacked", "crowded", "towers")   # wants whose discs are regrouped: no game's mix of heights
 
 
@@ -118,6 +119,9 @@ def main(argv=None):
     ap.add_argument("--sizes-off", type=float, metavar="F",
                     help="pieces whose every size is the edition's times a factor drawn in [1-F, 1+F] for each "
                          "spec (a set vision was not told the sizes of: the pipeline should bear F = 0.2)")
+    ap.add_argument("--hand", choices=HANDS,
+                    help="a player's hand in every photo: resting on the table beside the World, or held over "
+                         "its edge; the scenes are otherwise those of the plan without it (same --seed)")
     ap.add_argument("--out", default=str(HERE / "sample_plan.json"))
     args = ap.parse_args(argv)
     if args.sizes_off is not None and not 0 <= args.sizes_off < 1:
@@ -144,6 +148,8 @@ def main(argv=None):
             specs = [s for s in specs if s[field] in kept]
     if args.sizes_off is not None:
         specs = sizes_off(specs, args.sizes_off, args.seed)
+    if args.hand:
+        specs = [{**spec, "hand": args.hand} for spec in specs]
     write_plan(specs, args.out)
 
 

@@ -95,6 +95,7 @@ def render_one(spec, out_dir, settings):
             "source": spec.get("source"),
             "regrouped": spec.get("regrouped"),
             "distractor": truth["distractor"],
+            "hand": truth["hand"],
             "seed": spec["seed"],
             "renderer": f"Blender {__import__('bpy').app.version_string} Cycles CPU, "
                         f"{settings['samples']} samples, OpenImageDenoise, rendered at "

@@ -1,8 +1,9 @@
 """Build the Blender scene of one sample photo and render it (needs bpy).
 
 `render_spec(spec, exr_path, settings)` builds the table, the World and its stacks, the supply and
-reserves, a distractor, the light and the camera of `spec` (every random choice comes from
-spec["seed"]), renders a linear EXR and returns the geometric ground truth.
+reserves, a distractor, the light, the camera and, if the spec asks (its "hand"), a player's hand
+of `spec` (every random choice comes from spec["seed"]), renders a linear EXR and returns the
+geometric ground truth.
 """
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ EDITION_KINDS = {   # surface kind of the white-role and black-role pieces
     "black-white": ("plastic", "plastic"),
 }
 MM = 0.001
+HEX_STEPS = ((1, 0), (1, -1), (0, -1), (-1, 0), (-1, 1), (0, 1))
+SKIN_TONES = ((0.62, 0.38, 0.28), (0.70, 0.47, 0.38), (0.50, 0.29, 0.20), (0.33, 0.18, 0.11), (0.17, 0.09, 0.055))
 
 
 # ---------------------------------------------------------------- meshes
@@ -98,6 +101,7 @@ class Builder:
         self.obstacles = []       # (x_mm, y_mm, radius_mm) that props must keep away from
         self.reserve_spots = []   # (x_mm, y_mm) of reserve disc piles already placed
         self.distractor = None
+        self.hand = None          # what place_hand put in the scene, for the truth's meta
         self.lights = []          # what light_record says of each lamp, for the truth's meta
 
     def u(self, a, b):
@@ -158,6 +162,8 @@ class Builder:
             self.place_distractor()
         self.make_light()
         self.make_camera()
+        if self.spec.get("hand"):
+            self.place_hand(self.spec["hand"])
 
     def make_materials(self):
         prof, rng = self.profile, self.rng
@@ -398,6 +404,86 @@ class Builder:
             self.obstacles.append((x, y, s))
         self.distractor = kind
 
+    # ------------------------------------------------------------ a player's hand
+    def place_hand(self, kind):
+        """A player's hand and forearm, its fingers towards a tile on the World's edge: "beside" it,
+        resting on the table 30-70 mm short of the tile's edge (what vision should ignore), or "over"
+        it, held 40-90 mm above the table with the fingertips over the tile (it hides the cells
+        under it, as a hand about to move a stack does). Placed once the camera is, from random
+        numbers of its own: the scene is otherwise the one the spec makes without a hand. Where it
+        can, the hand lies in the photo and clear of the supply, the reserves and the distractor."""
+        rng = np.random.default_rng([self.spec["seed"], 11])
+        u = lambda a, b: float(rng.uniform(a, b))
+        size = u(0.9, 1.1)
+        reach = 116.0 * size                               # palm centre to the middle fingertip
+        poses = self.tile_pose
+        edge = [c for c in poses if sum((c[0] + dq, c[1] + dr) in poses for dq, dr in HEX_STEPS) < 6]
+        centre = np.mean(list(poses.values()), axis=0)
+        props = self.obstacles[len(poses):]               # all but the tiles: stacks, supply, reserves, prop
+        W, H = self.settings["width"], self.settings["height"]
+        best = None
+        for i in rng.permutation(len(edge)):
+            tile = np.array(poses[edge[i]])
+            out = tile - centre
+            out = out / (np.linalg.norm(out) + 1e-9)
+            if kind == "over":
+                tips, lift = tile + out * u(-0.2, 0.3) * self.pitch, u(40, 90)
+            else:
+                tips, lift = tile + out * (self.pitch / 2 + u(30, 70)), 0.0
+            palm = tips + out * reach
+            arm = [palm + out * d for d in np.linspace(40, 340, 7)]
+            uv = geometry.project([(*tips, 0.0), (*palm, 0.0)], self.K, self.R, self.t)
+            in_photo = float(np.mean((uv[:, 0] > 0.05 * W) & (uv[:, 0] < 0.95 * W) &
+                                     (uv[:, 1] > 0.05 * H) & (uv[:, 1] < 0.95 * H)))
+            clear = min([math.hypot(p[0] - ox, p[1] - oy) - orad for p in [palm, *arm] for ox, oy, orad in props]
+                        or [1e9])
+            score = in_photo * 2 + min(clear, 60.0) / 60.0
+            if best is None or score > best[0]:
+                best = (score, palm, out, lift)
+        _, palm, out, lift = best
+        side = np.array([-out[1], out[0]])
+        thumb_side = float(rng.choice([-1.0, 1.0]))
+        skin = materials.simple_material("skin", SKIN_TONES[int(rng.integers(len(SKIN_TONES)))], 0.55)
+
+        def at(along, across, z):             # hand frame (mm; along = towards the World) -> scene
+            p = palm - out * along + side * across
+            return np.array([p[0], p[1], lift + z])
+
+        def smooth(obj, mat):                  # skin and cloth show no facets, nor their straight edges
+            obj.data.materials.append(mat)
+            for p in obj.data.polygons:
+                p.use_smooth = True
+
+        def limb(a, b, r1, r2, mat):
+            a, b = np.asarray(a, float), np.asarray(b, float)
+            d = Vector(b - a)
+            bpy.ops.mesh.primitive_cone_add(vertices=24, radius1=r1 * MM, radius2=r2 * MM, depth=d.length * MM,
+                                            location=tuple((a + b) / 2 * MM))
+            obj = bpy.context.object
+            obj.rotation_euler = d.normalized().to_track_quat("Z", "Y").to_euler()
+            smooth(obj, mat)
+            for end, r in ((a, r1), (b, r2)):
+                bpy.ops.mesh.primitive_uv_sphere_add(segments=16, ring_count=8, radius=r * MM, location=tuple(end * MM))
+                smooth(bpy.context.object, mat)
+
+        bpy.ops.mesh.primitive_uv_sphere_add(segments=32, ring_count=16, radius=MM, location=tuple(at(0, 0, 12) * MM))
+        hand = bpy.context.object
+        hand.scale = (48 * size, 42 * size, 12 * size)
+        hand.rotation_euler.z = math.atan2(-out[1], -out[0])
+        smooth(hand, skin)
+        for across, length, r in ((-27, 62, 7.5), (-9, 75, 8.5), (9, 78, 8.5), (27, 70, 8.0)):
+            limb(at(38 * size, across * size, 9), at((38 + length) * size, across * 1.12 * size, 7),
+                 r * size, r * size * 0.9, skin)
+        limb(at(5 * size, thumb_side * 38 * size, 10), at(40 * size, thumb_side * 68 * size, 9),
+             10 * size, 9 * size, skin)
+        elbow_rise = u(10, 60)
+        wrist, elbow = at(-45 * size, 0, 20), at(-360, 0, 22 + elbow_rise)
+        limb(wrist, elbow, 28 * size, 36 * size, skin)
+        if rng.random() < 0.6:                 # a sleeve from above the wrist
+            cloth = materials.simple_material("sleeve", tuple(rng.uniform(0.02, 0.6, 3)), 0.9)
+            limb(at(-110, 0, 21 + elbow_rise * 0.2), at(-380, 0, 23 + elbow_rise), 36 * size, 44 * size, cloth)
+        self.hand = kind
+
     # ------------------------------------------------------------ light
     def make_light(self):
         kind = self.spec["light"]
@@ -587,7 +673,7 @@ class Builder:
         lattice = {"pitch_mm": round(self.pitch, 3), "gap_mm": round(self.gap, 3),
                    "tile_top_z_mm": self.tile_t, "disc_thickness_mm": round(self.disc_t, 3)}
         return {"camera": camera, "lattice": lattice, "pixels": {"cells": cells, "stacks": stacks},
-                "distractor": self.distractor, "lights": self.lights}
+                "distractor": self.distractor, "hand": self.hand, "lights": self.lights}
 
 
 def light_record(obj, light) -> dict:
