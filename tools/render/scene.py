@@ -16,6 +16,7 @@ from mathutils import Euler, Matrix, Vector
 
 import geometry
 import materials
+from rules import neighbours   # importable once plan (which render.py imports) puts the repository on the path
 
 EDITION_KINDS = {   # surface kind of the white-role and black-role pieces
     "jactalea-red-black": ("rubber", "rubber"),
@@ -23,7 +24,6 @@ EDITION_KINDS = {   # surface kind of the white-role and black-role pieces
     "black-white": ("plastic", "plastic"),
 }
 MM = 0.001
-HEX_STEPS = ((1, 0), (1, -1), (0, -1), (-1, 0), (-1, 1), (0, 1))
 SKIN_TONES = ((0.62, 0.38, 0.28), (0.70, 0.47, 0.38), (0.50, 0.29, 0.20), (0.33, 0.18, 0.11), (0.17, 0.09, 0.055))
 
 
@@ -417,7 +417,7 @@ class Builder:
         size = u(0.9, 1.1)
         reach = 116.0 * size                               # palm centre to the middle fingertip
         poses = self.tile_pose
-        edge = [c for c in poses if sum((c[0] + dq, c[1] + dr) in poses for dq, dr in HEX_STEPS) < 6]
+        edge = [c for c in poses if not all(n in poses for n in neighbours(c))]
         centre = np.mean(list(poses.values()), axis=0)
         props = self.obstacles[len(poses):]               # all but the tiles: stacks, supply, reserves, prop
         W, H = self.settings["width"], self.settings["height"]
