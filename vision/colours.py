@@ -161,12 +161,15 @@ def _robust_class(pixels: np.ndarray, floor=(3.0, 2.0, 2.0)) -> ColourClass:
     return ColourClass(mean=med, sigma=np.maximum(mad, floor))
 
 
-TABLE_SOURCES = ("border", "lower border", "main colour", "surroundings")
+TABLE_SOURCES = ("border", "lower border", "main colour", "surroundings", "reaching in aside")
 SURROUNDINGS = 0.15              # of the photo's short side: the span over which the table's own colour is
                                  # taken as even ("surroundings"); a World's tiles cover less of it
 ROOM_WIDTH = 0.9                 # of the photo's width: a region across more of it, its centre in the top
                                  # third, is the room beyond the table's far edge: the World's region is
                                  # looked for among the others first
+SMOOTH_GRADIENT = 3.0            # colour gradient (Lab units per working pixel) under which a pixel lies inside a
+                                 # smooth surface: a tile's or a disc's outline is steeper
+EDGE_BAND = 3                    # working pixels: the photo's edge, which an arm or the room reaches
 
 
 @dataclass
@@ -183,8 +186,9 @@ def find_table(image: LoadedImage, table_from: str = "border") -> Table:
     table, whose colours can match the tiles'); or all of it, but only its commonest colour (a
     lamp's pool of light at the border can match the light tiles, and the shade the dark ones);
     or all of it, the regions being what differs from the table around it (the median colour of
-    its surroundings: a lamp's pool of light across a plain table, dark tiles in its shade).
-    Raises NoWorldFoundError when nothing stands out."""
+    its surroundings: a lamp's pool of light across a plain table, dark tiles in its shade); or all
+    of it, what reaches in from the photo's edge (reaching_in: a player's arm and hand touching the
+    World) being no region. Raises NoWorldFoundError when nothing stands out."""
     if table_from not in TABLE_SOURCES:
         raise ValueError(f"table colours come from one of {TABLE_SOURCES}, not {table_from!r}")
     lab = image.lab
@@ -206,6 +210,9 @@ def find_table(image: LoadedImage, table_from: str = "border") -> Table:
     foreground = cv2.resize((table_d2 > 16.0).astype(np.uint8), (w, h), interpolation=cv2.INTER_NEAREST)
     k = max(3, int(round(min(h, w) / 250)) | 1)
     foreground = cv2.morphologyEx(foreground, cv2.MORPH_OPEN, np.ones((k, k), np.uint8))
+    if table_from == "reaching in aside":     # (with its outline, and what that leaves of the fingers')
+        reaching = reaching_in(foreground, image.colour_gradients[2])
+        foreground = cv2.morphologyEx(foreground & ~reaching, cv2.MORPH_OPEN, np.ones((5, 5), np.uint8))
     regions = _components(foreground)
     if not regions:
         raise NoWorldFoundError("no EXXIT World found: nothing in the photo stands out from the table")
@@ -229,6 +236,24 @@ def find_colours(image: LoadedImage, profile: SetProfile, table_from: str = "bor
     return ColourModel(tables=table.colours, tiles=tiles, discs=dict(tiles), world_mask=world_mask, lab=lab,
                        image=image, confidence=_separation(tiles), regions=table.regions,
                        white_is_lighter=profile.white_is_lighter(), hints=hint_labs(profile))
+
+
+def reaching_in(foreground: np.ndarray, gradient: np.ndarray) -> np.ndarray:
+    """The mask (uint8, 0 or 255) of the smooth surfaces of a `foreground` mask that reach the photo's
+    edge, with their outlines: a player's arm and hand, a sleeve, the room beyond the table, a lamp's
+    pool of light on it. Tiles and discs lie inside the photo, and their outlines (`gradient` the
+    working image's colour gradient) part them from these: a hand whose fingertips touch a disc
+    takes the World's region with it, and skin is learnt as a tile colour (fresh 139 s060 with a
+    hand beside the World). A last try only (find_table's "reaching in aside"): as a first, the
+    World read otherwise on 37 of 1,152 photos, 17 of them worse (BENCHMARKS.md, session 85)."""
+    smooth = ((foreground > 0) & (gradient < SMOOTH_GRADIENT)).astype(np.uint8)
+    count, labels = cv2.connectedComponents(smooth, connectivity=4)
+    edge = np.concatenate([labels[:EDGE_BAND].ravel(), labels[-EDGE_BAND:].ravel(),
+                           labels[:, :EDGE_BAND].ravel(), labels[:, -EDGE_BAND:].ravel()])
+    reaches = np.zeros(count, np.uint8)
+    reaches[edge] = 255
+    reaches[0] = 0
+    return cv2.dilate(reaches[labels], np.ones((5, 5), np.uint8))
 
 
 def _surroundings(lab: np.ndarray) -> np.ndarray:

@@ -218,8 +218,9 @@ def _lattices(image, profile, background: "_Background", failures: dict):
     again with the table's colours taken from the photo's lower border only (the top of a tilted
     photo may show the room beyond the table), then from the border's commonest colour only (a
     lamp's pool of light at the border may match the light tiles), and then with the World's
-    region being what differs from the table around it (a lamp's pool of light inside the photo).
-    The tries whose lattice or camera fell short, or whose lattice is neither likely nor even, are
+    region being what differs from the table around it (a lamp's pool of light inside the photo),
+    and last with what reaches in from the photo's edge set aside (a player's hand touching the
+    World). The tries whose lattice or camera fell short, or whose lattice is neither likely nor even, are
     looked at again with a checked cloth's squares aside (find_world's squares_aside) once every
     try is done, then a last time, the squares still aside, trusting fewer edges (its last_look).
     A try whose lattice or camera fell short where the table shows a checked cloth's squares
@@ -339,7 +340,8 @@ def _colour_models(image, profile, background: _Background):
     """(working image, box, its colour model) in the order locate_world tries them, with the error
     that says why in place of a colour model that could not be learnt: the table's colours from the
     whole border, then from its lower part, then from the border's commonest colour, then from the
-    whole border with the region set apart from the table's colour around it (TABLE_SOURCES);
+    whole border with the region set apart from the table's colour around it, then from the whole
+    border with what reaches in from the photo's edge set aside (TABLE_SOURCES);
     for each, the photo's working image and a finer one (the finer first when the World is small,
     its straight edges looked for only in the box around the region standing out from the table
     (_around); none when the photo is no larger). The working image's straight edges are started

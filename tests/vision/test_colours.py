@@ -1,5 +1,6 @@
 from dataclasses import replace
 
+import cv2
 import numpy as np
 import pytest
 
@@ -7,6 +8,7 @@ import vision
 from colour_models import colour_model
 from synthetic import COLOURS, Scene, diamond, midgame, render
 from vision.colours import BLACK, TABLE, WHITE, ColourClass, find_colours
+from vision.hexgrid import cell_to_plane
 from vision.loading import load_image
 from vision.profile import ColourHint, load_profile
 
@@ -145,6 +147,38 @@ def test_a_pool_of_lamp_light_inside_the_photo_is_set_apart_from_the_world_by_it
     assert around.world_mask[pool_y, pool_x] == 0
     assert all(around.world_mask[y, x] > 0 for x, y in pixels)
     assert around.world_mask.mean() / 255 < 0.05
+
+
+def test_a_hand_reaching_in_from_the_photos_edge_is_set_aside_from_the_world():
+    # a player's hand touching the World's eastern tile, its arm reaching in from the photo's edge
+    # (cf. fresh render s060 of seed 139 with a hand beside the World): taken with the World's
+    # region, the skin is learnt as a tile colour
+    tiles, stacks = midgame()
+    img, cam = render(Scene(tiles=tiles, stacks=stacks, edition="jactalea-red-black", tilt_deg=30))
+    h, w = img.shape[:2]
+    pitch = 42.5
+    east = max(tiles, key=lambda c: _tile_pixel(cam, c, 1.0)[0])
+    x, y = np.array(cell_to_plane(east)) * pitch
+    tip_x, tip_y = cam.project([[x + 0.5 * pitch, y, 0.0]])[0]
+    radius = 0.12 * h
+    centre_x = tip_x + radius
+    yy, xx = np.mgrid[0:h, 0:w]
+    palm = np.hypot(xx - centre_x, yy - tip_y)
+    hand = (palm < radius) | ((xx >= centre_x) & (np.abs(yy - tip_y) < 0.7 * radius))
+    shading = 0.8 + 0.2 * np.clip(1 - palm / (2 * radius), 0, 1)
+    skin = np.array((150, 165, 235), np.float32) * shading[..., None] + np.random.default_rng(0).normal(0, 3, img.shape)
+    photo = load_image(np.where(hand[..., None], np.clip(skin, 0, 255), img).astype(np.uint8))
+    palm_x, palm_y = int(centre_x * photo.scale), int(tip_y * photo.scale)
+    red, black = (cv2.cvtColor(np.array(c, np.float32)[None, None] / 255, cv2.COLOR_BGR2Lab)[0, 0]
+                  for c in COLOURS["jactalea-red-black"][:2])
+    whole = find_colours(photo, load_profile())
+    assert whole.world_mask[palm_y, palm_x] > 0
+    assert np.linalg.norm(whole.tiles["white"].mean - red) > 20
+    aside = find_colours(photo, load_profile(), "reaching in aside")
+    assert aside.world_mask[palm_y, palm_x] == 0
+    assert all(aside.world_mask[y, x] > 0 for x, y in (_tile_pixel(cam, c, photo.scale) for c in tiles))
+    assert np.linalg.norm(aside.tiles["white"].mean - red) < 10
+    assert np.linalg.norm(aside.tiles["black"].mean - black) < 10
 
 
 def test_table_colours_come_from_a_named_part_of_the_border():
