@@ -76,6 +76,14 @@ class ColourModel:
         (hints_tell_apart)."""
         return hints_tell_apart(a, b, self.hints)
 
+    def tile_colour_off_its_hint(self) -> bool:
+        """Whether a tile colour learnt is strongly coloured (chroma over COLOURED_CHROMA) where the
+        profile's hint for it is neutral (under NEUTRAL_CHROMA: black rubber, silver): the table's
+        colour taken for a tile's (fresh 140 s034: green felt lit by an overhead light learnt as the
+        black tiles' colour)."""
+        return any(_chroma(hint) < NEUTRAL_CHROMA and _chroma(self.tiles[role].mean) > COLOURED_CHROMA
+                   for role, hint in self.hints.items())
+
     def reset_cache(self):
         self._labels = None
 
@@ -169,6 +177,8 @@ ROOM_WIDTH = 0.9                 # of the photo's width: a region across more of
                                  # looked for among the others first
 SMOOTH_GRADIENT = 3.0            # colour gradient (Lab units per working pixel) under which a pixel lies inside a
                                  # smooth surface: a tile's or a disc's outline is steeper
+NEUTRAL_CHROMA = 10.0           # a profile's colour hint under this chroma is a neutral colour (black, white, silver)
+COLOURED_CHROMA = 25.0          # a tile colour learnt over this chroma is strongly coloured (red, a green cloth)
 EDGE_BAND = 3                    # working pixels: the photo's edge, which an arm or the room reaches
 
 

@@ -271,7 +271,12 @@ def _likely(located: LocatedWorld) -> bool:
     78); and then not on a colour model that found one tile colour (`one_tile_colour`): its region
     and edges were those of the tiles it saw (fresh 133 s049: the dark room beyond a grey cloth
     learnt as a table colour, so that the black tiles were table; three tiles read, where the lower
-    border's try reads the 39; BENCHMARKS.md, session 82)."""
+    border's try reads the 39; BENCHMARKS.md, session 82). Nor is a lattice read on a colour model
+    with a tile colour off its hint (ColourModel.tile_colour_off_its_hint: fresh 140 s034, 13 tiles
+    read of 32 with lit felt as the black tiles' colour, where the lower border's try reads them all;
+    BENCHMARKS.md, session 85)."""
+    if located.colours.tile_colour_off_its_hint():
+        return False
     first_read = len(located.first.tiles)
     if first_read >= OPENING_TILES:
         return _likely_tiles(first_read)

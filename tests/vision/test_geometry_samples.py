@@ -315,6 +315,27 @@ def test_a_hand_reaching_in_from_the_photos_edge_beside_the_world_is_set_aside()
     assert len(reading.stack_discs) == len(truth["position"]["stacks"])
 
 
+def test_a_tile_colour_learnt_off_its_hint_is_not_taken_for_the_world():
+    """A midgame of 32 tiles from nearly straight above (3 degrees) on green felt under an overhead
+    light (the fresh render s034 of seed 140, tests/data/photos). The light makes the felt under it
+    lighter than the border's, so it stands out with the World, and the first try learns the lit
+    felt, green, as the black tiles' colour: its first read finds 13 tiles. The profile's black is
+    neutral rubber, so that try is not a likely World, and the tries go on: the lower border's
+    reads every tile with its colour."""
+    photo = PHOTOS / "lit-felt-learnt-as-black-tiles-s034.jpg"
+    truth, profile, reading = read_with_its_lattice_right(photo)
+    colour_count = lambda colours: sorted(Counter(colours).items())
+    assert colour_count(reading.tile_colours.values()) == colour_count(t["colour"] for t in truth["position"]["tiles"])
+    background = _Background()
+    try:
+        first_try = next(_lattices(load_image(str(photo)), profile, background, {}))
+    finally:
+        background.close()
+    assert first_try.colours.tile_colour_off_its_hint()
+    assert len(first_try.first.tiles) < len(truth["position"]["tiles"]) / 2
+    assert not _likely(first_try)
+
+
 def test_a_lattice_fitted_at_the_horizon_is_not_the_world(monkeypatch):
     """The opening at 56 degrees on a wooden table under a lamp, spare tiles and discs beyond it (the
     fresh render s057 of seed 88, tests/data/photos): the finer working resolution's first lattice
@@ -332,6 +353,8 @@ def test_a_lattice_fitted_at_the_horizon_is_not_the_world(monkeypatch):
     assert heights_and_tops(reading.stack_discs.values()) == \
         heights_and_tops(s["discs"] for s in truth["position"]["stacks"])
     monkeypatch.setattr("vision.pipeline.LIKELY_FIRST_TILES", (LIKELY_FIRST_TILES[0], 1000))
+    # (its colour model has a strongly coloured tile colour where the profile's are neutral: not likely either)
+    monkeypatch.setattr("vision.colours.ColourModel.tile_colour_off_its_hint", lambda self: False)
     with pytest.raises(NoWorldFoundError, match="the table itself reads as tiles"):
         analyze_photo(str(photo), profile)
 
