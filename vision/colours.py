@@ -177,9 +177,9 @@ ROOM_WIDTH = 0.9                 # of the photo's width: a region across more of
                                  # looked for among the others first
 SMOOTH_GRADIENT = 3.0            # colour gradient (Lab units per working pixel) under which a pixel lies inside a
                                  # smooth surface: a tile's or a disc's outline is steeper
-NEUTRAL_CHROMA = 10.0           # a profile's colour hint under this chroma is a neutral colour (black, white, silver)
-COLOURED_CHROMA = 25.0          # a tile colour learnt over this chroma is strongly coloured (red, a green cloth)
 EDGE_BAND = 3                    # working pixels: the photo's edge, which an arm or the room reaches
+NEUTRAL_CHROMA = 10.0            # a profile's colour hint under this chroma is neutral (black, white, silver)
+COLOURED_CHROMA = 25.0           # a tile colour learnt over this chroma is strongly coloured (red, a green cloth)
 
 
 @dataclass

@@ -166,7 +166,8 @@ def test_a_hand_reaching_in_from_the_photos_edge_is_set_aside_from_the_world():
     palm = np.hypot(xx - centre_x, yy - tip_y)
     hand = (palm < radius) | ((xx >= centre_x) & (np.abs(yy - tip_y) < 0.7 * radius))
     shading = 0.8 + 0.2 * np.clip(1 - palm / (2 * radius), 0, 1)
-    skin = np.array((150, 165, 235), np.float32) * shading[..., None] + np.random.default_rng(0).normal(0, 3, img.shape)
+    noise = np.random.default_rng(0).normal(0, 3, img.shape)
+    skin = np.array((150, 165, 235), np.float32) * shading[..., None] + noise
     photo = load_image(np.where(hand[..., None], np.clip(skin, 0, 255), img).astype(np.uint8))
     palm_x, palm_y = int(centre_x * photo.scale), int(tip_y * photo.scale)
     red, black = (cv2.cvtColor(np.array(c, np.float32)[None, None] / 255, cv2.COLOR_BGR2Lab)[0, 0]
