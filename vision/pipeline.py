@@ -221,8 +221,9 @@ def _lattices(image, profile, background: "_Background", failures: dict):
     region being what differs from the table around it (a lamp's pool of light inside the photo),
     and last with what reaches in from the photo's edge set aside (a player's hand touching the
     World). The tries whose lattice or camera fell short, or whose lattice is neither likely nor
-    even, are looked at again with a checked cloth's squares aside (find_world's squares_aside) once every
-    try is done, then a last time, the squares still aside, trusting fewer edges (its last_look).
+    even, are looked at again with a checked cloth's squares aside (find_world's squares_aside)
+    once every try is done, then a last time, the squares still aside, trusting fewer edges (its
+    last_look).
     A try whose lattice or camera fell short where the table shows a checked cloth's squares
     (LatticeFellShortError.on_checks) gets its squares' look straight away: there every try falls
     short alike, and the first one's second look finds the World (BENCHMARKS.md, session 76). A

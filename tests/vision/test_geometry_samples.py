@@ -47,6 +47,12 @@ def lattice_errors(geo, truth, scale) -> list:
     return wrong
 
 
+def colour_counts(colours) -> list:
+    """(colour, how many) of some tile colours, in order: a reading's and its truth's compared when
+    their cells are named from other origins."""
+    return sorted(Counter(colours).items())
+
+
 def read_with_its_lattice_right(photo):
     """(truth, profile, reading) of one of these photos read with its edition's profile, the
     reading's lattice checked against the truth's cells (lattice_errors)."""
@@ -289,8 +295,8 @@ def test_three_tiles_read_on_a_colour_model_of_one_tile_colour_are_not_taken_for
     not likely a World, so the tries go on: the lower border's reads every tile and stack."""
     photo = PHOTOS / "dark-room-beyond-a-grey-cloth-s049.jpg"
     truth, profile, reading = read_with_its_lattice_right(photo)
-    colour_count = lambda colours: sorted(Counter(colours).items())
-    assert colour_count(reading.tile_colours.values()) == colour_count(t["colour"] for t in truth["position"]["tiles"])
+    assert colour_counts(reading.tile_colours.values()) == \
+        colour_counts(t["colour"] for t in truth["position"]["tiles"])
     assert len(reading.stack_discs) == len(truth["position"]["stacks"])
     background = _Background()
     try:
@@ -310,8 +316,8 @@ def test_a_hand_reaching_in_from_the_photos_edge_beside_the_world_is_set_aside()
     edge, it leaves the World: its tiles are read, each of its colour, and its stacks."""
     photo = PHOTOS / "hand-beside-the-world-s060.jpg"
     truth, profile, reading = read_with_its_lattice_right(photo)
-    colour_count = lambda colours: sorted(Counter(colours).items())
-    assert colour_count(reading.tile_colours.values()) == colour_count(t["colour"] for t in truth["position"]["tiles"])
+    assert colour_counts(reading.tile_colours.values()) == \
+        colour_counts(t["colour"] for t in truth["position"]["tiles"])
     assert len(reading.stack_discs) == len(truth["position"]["stacks"])
 
 
@@ -324,8 +330,8 @@ def test_a_tile_colour_learnt_off_its_hint_is_not_taken_for_the_world():
     reads every tile with its colour."""
     photo = PHOTOS / "lit-felt-learnt-as-black-tiles-s034.jpg"
     truth, profile, reading = read_with_its_lattice_right(photo)
-    colour_count = lambda colours: sorted(Counter(colours).items())
-    assert colour_count(reading.tile_colours.values()) == colour_count(t["colour"] for t in truth["position"]["tiles"])
+    assert colour_counts(reading.tile_colours.values()) == \
+        colour_counts(t["colour"] for t in truth["position"]["tiles"])
     background = _Background()
     try:
         first_try = next(_lattices(load_image(str(photo)), profile, background, {}))
