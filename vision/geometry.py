@@ -6,13 +6,15 @@ angles give a metric rectification. In the rectified plane the edges lie on thre
 parallel lines spaced half a tile pitch apart: their period and phase fix the lattice, the colour
 pattern picks which of the three candidate sub-lattices holds the tile centres, and an ICP-style
 refit of every segment to its lattice line (cv2.findHomography) gives the final homography.
+A camera is posed on the lattice lines (fit_camera) and, once tiles are read on it, refitted to
+their outlines (refine_on_tiles).
 """
 from __future__ import annotations
 
 import functools
 import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -52,6 +54,12 @@ MIN_FORESHORTENING = 0.2       # a table seen at up to ~75 degrees of tilt
 FOCAL_PRIOR_WEIGHT = 0.05
 FOCAL_PRIOR_SPREAD = 0.25        # ~25% either way: fields of view of 55-80 degrees
 DEFAULT_FOCAL = 0.62           # focal length / image diagonal of a typical phone camera (HFOV ~65°)
+OUTLINE_SEARCH_PX = (4.0, 3.0, 2.0, 2.0, 1.5, 1.5)   # refine_on_tiles' rounds: how far (working pixels) each point
+                                                    # of a tile's outline looks for its edge, either side
+OUTLINE_EDGE = 0.35             # edge strength (in the World's typical) at which an outline point finds its edge
+OUTLINE_POINTS = 30             # fewest outline points on edges that refine a camera
+_OUTLINE_T = np.linspace(0.15, 0.85, 6)                       # points along each side of a tile's top face
+_PARAM_STEPS = np.array([1e-4] * 3 + [0.05] * 3 + [1e-3])      # numeric derivatives: radians, mm, log focal length
 SQUARE_GRID_TOL_DEG = 3.0       # a checked cloth's edges off its grid's two directions, in the plane
 SQUARE_GRID_MIN_FAMILY = 0.25   # share of a square grid's edge length the weaker of its two directions holds
 SQUARE_GRID_MIN_SHARE = 0.3     # share of the table's edge length (away from the World) a square grid holds
@@ -786,6 +794,78 @@ def _pnp_with_focal(camera: Camera, obj, img, full_size, diag, search: bool) -> 
     K, rvec, tvec = sol
     R, _ = cv2.Rodrigues(rvec)
     return Camera(K=K, R=R, t=tvec.ravel(), focal_estimated=bool(estimated))
+
+
+def refine_on_tiles(geo: WorldGeometry, edges, tiles, profile: SetProfile) -> WorldGeometry:
+    """`geo` with its camera refitted to the outlines of the tiles read on it (`tiles`, cells), if
+    those outlines' edges are then at least as strong (`edges`, a vision.stacks.EdgeMap).
+
+    fit_camera pins every edge across the lattice line it lies on, but not along it: a pose with a
+    focal length 5-15% off can put every edge on a line and still the World's far tiles a fifth of a
+    cell off theirs (fresh 141 s038: red tiles under silver discs read silver from the table beside
+    them). Each side of a tile's top face (the profile's tile width) is a line of known length and
+    place: in each round, points along every side look along its normal in the image for the
+    strongest edge within OUTLINE_SEARCH_PX, and pose and focal length take a Gauss-Newton step on
+    the distances of those that find one (OUTLINE_EDGE) across their sides, weighed down where far
+    off (a stack's rim, a shadow). The focal length stays where fit_camera could not estimate it
+    (near-vertical views)."""
+    camera, pitch = geo.camera, geo.pitch_mm
+    corners = np.stack([hexagon(c, profile.tile_width_mm / pitch) for c in sorted(tiles)]) * pitch   # (N, 6, 2)
+    sides = np.roll(corners, -1, axis=1) - corners
+    normals = np.stack([sides[..., 1], -sides[..., 0]], -1) / np.linalg.norm(sides, axis=-1, keepdims=True)
+    points = (corners[:, :, None] + sides[:, :, None] * _OUTLINE_T[None, None, :, None]).reshape(-1, 2)
+    beside = points + np.repeat(normals, len(_OUTLINE_T), axis=1).reshape(-1, 2) * 0.5
+    X, X_beside = (np.column_stack([xy, np.zeros(len(xy))]) for xy in (points, beside))
+    rvec, _ = cv2.Rodrigues(camera.R)
+    start = np.concatenate([rvec.ravel(), camera.t, [0.0]])        # rotation, translation, log focal change
+    params = start.copy()
+    free = np.arange(7 if camera.focal_estimated else 6)
+
+    def camera_of(params) -> Camera:
+        R, _ = cv2.Rodrigues(params[:3])
+        return Camera(K=camera.K @ np.diag([math.exp(params[6]), math.exp(params[6]), 1.0]), R=R,
+                      t=params[3:6].copy(), focal_estimated=camera.focal_estimated)
+
+    def on_outline(params):
+        """The outline's points in the working image and their unit normals there."""
+        cam = camera_of(params)
+        p = cam.project(X) * geo.scale
+        n = cam.project(X_beside) * geo.scale - p
+        return p.astype(np.float32), (n / (np.linalg.norm(n, axis=1, keepdims=True) + 1e-9)).astype(np.float32)
+
+    for search in OUTLINE_SEARCH_PX:
+        p, n = on_outline(params)
+        offsets = np.arange(-search, search + 0.25, 0.5)
+        strength = edges.across(p, n, offsets)
+        best = strength.argmax(axis=0)
+        found = (strength[best, np.arange(len(p))] >= OUTLINE_EDGE) & (best > 0) & (best < len(offsets) - 1) & \
+            (p[:, 0] >= 0) & (p[:, 0] < edges.w) & (p[:, 1] >= 0) & (p[:, 1] < edges.h)
+        if found.sum() < OUTLINE_POINTS:
+            return geo
+        at = np.clip(best, 1, len(offsets) - 2)
+        below, peak, above = (strength[at + k, np.arange(len(p))] for k in (-1, 0, 1))
+        subpixel = np.clip(0.5 * (below - above) / np.minimum(below - 2 * peak + above, -1e-6), -0.5, 0.5) * 0.5
+        target = p[found] + (offsets[best[found]] + subpixel[found])[:, None] * n[found]
+
+        def across(params):
+            return np.einsum("ij,ij->i", camera_of(params).project(X[found]) * geo.scale - target, n[found])
+
+        r = across(params)
+        spread = max(1.4826 * float(np.median(np.abs(r))), 1.0)
+        weight = np.clip(1 - (r / (3 * spread)) ** 2, 0, 1) ** 2
+        J = np.empty((len(r), len(free)))
+        for k, j in enumerate(free):
+            step = np.zeros(7)
+            step[j] = _PARAM_STEPS[j]
+            J[:, k] = (across(params + step) - r) / _PARAM_STEPS[j]
+        A = J.T @ (J * weight[:, None])
+        A += np.eye(len(free)) * 1e-6 * np.trace(A) / len(free)
+        params[free] -= np.linalg.solve(A, J.T @ (weight * r))
+    refined = camera_of(params)
+    if refined.centre[2] >= 0 or edges.support(*on_outline(params)).mean() < edges.support(*on_outline(start)).mean():
+        return geo
+    plane_to_work = np.diag([geo.scale, geo.scale, 1.0]) @ refined.plane_homography(0.0) @ np.diag([pitch, pitch, 1.0])
+    return replace(geo, camera=refined, plane_to_work=plane_to_work / plane_to_work[2, 2])
 
 
 def _lattice_fit_quality(img_to_plane, seg):

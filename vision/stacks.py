@@ -152,8 +152,15 @@ class EdgeMap:
     def support(self, pts: np.ndarray, normals: np.ndarray) -> np.ndarray:
         """Normal-direction edge strength at work-image points (bilinear), in units of the World's
         typical edge strength, clipped at SATURATION so one very strong edge cannot dominate."""
+        s = self.across(pts, normals, NORMAL_SEARCH_PX).max(axis=0)     # tolerate a pixel or two of misfit
+        return np.clip(s, 0, SATURATION)
+
+    def across(self, pts: np.ndarray, normals: np.ndarray, offsets) -> np.ndarray:
+        """(len(offsets), N): the edge strength across unit `normals` (N, 2) at work-image points
+        `pts` (N, 2) moved by each of `offsets` (pixels) along their normals, in units of the
+        World's typical edge strength."""
         n = len(pts)
-        offsets = np.array(NORMAL_SEARCH_PX, np.float32)
+        offsets = np.asarray(offsets, np.float32)
         shifted = pts[None, :, :] + offsets[:, None, None] * normals[None, :, :]
         vx = sample_image(self.gx, shifted[..., 0], shifted[..., 1])
         vy = sample_image(self.gy, shifted[..., 0], shifted[..., 1])
@@ -161,8 +168,7 @@ class EdgeMap:
         ny = np.tile(normals[:, 1].astype(np.float32), len(offsets))[:, None]
         across = vx * nx + vy * ny
         s = np.sqrt(across[:, 0] ** 2 + across[:, 1] ** 2 + across[:, 2] ** 2)
-        s = s.reshape(len(offsets), n).max(axis=0)     # tolerate a pixel or two of misfit
-        return np.clip(s / self.norm, 0, SATURATION)
+        return s.reshape(len(offsets), n) / self.norm
 
 
 def score_heights(edges: EdgeMap, geo, profile, cell, on_tile, discs, blocked=None, shifts_mm=((0.0, 0.0),)):
