@@ -108,6 +108,10 @@ class WorldGeometry:
     def work_to_plane(self, pts) -> np.ndarray:
         return _apply(np.linalg.inv(self.plane_to_work), pts)
 
+    def with_camera(self, camera: Camera) -> "WorldGeometry":
+        """The same geometry seen through `camera`: its lattice plane re-derived from it."""
+        return replace(self, camera=camera, plane_to_work=_tile_tops_in_work(camera, self.scale, self.pitch_mm))
+
     def draw(self, image: np.ndarray, cells=None) -> np.ndarray:
         """Debug drawing: segments coloured by family, lattice hexagons of `cells` (default: all near)."""
         out = image.copy()
@@ -492,8 +496,7 @@ def _posed_world(attempt, profile: SetProfile, full_size, scale: float, work_w: 
     for first in _first_cameras(H_mm, full_size, centre_mm):
         camera = fit_camera(first, seg / scale, pitch, profile.tile_thickness_mm, full_size, iters=CAMERA_ITERS)
         # the tile-top plane as the camera sees it, so that plane and 3-D points always agree
-        plane_to_work = np.diag([scale, scale, 1.0]) @ camera.plane_homography(0.0) @ np.diag([pitch, pitch, 1.0])
-        plane_to_work /= plane_to_work[2, 2]
+        plane_to_work = _tile_tops_in_work(camera, scale, pitch)
         img_to_plane = np.linalg.inv(plane_to_work)
         families, residual, inlier_frac = _lattice_fit_quality(img_to_plane, seg)
         on = seg[families >= 0]
@@ -864,8 +867,13 @@ def refine_on_tiles(geo: WorldGeometry, edges, tiles, profile: SetProfile) -> Wo
     refined = camera_of(params)
     if refined.centre[2] >= 0 or edges.support(*on_outline(params)).mean() < edges.support(*on_outline(start)).mean():
         return geo
-    plane_to_work = np.diag([geo.scale, geo.scale, 1.0]) @ refined.plane_homography(0.0) @ np.diag([pitch, pitch, 1.0])
-    return replace(geo, camera=refined, plane_to_work=plane_to_work / plane_to_work[2, 2])
+    return geo.with_camera(refined)
+
+
+def _tile_tops_in_work(camera: Camera, scale: float, pitch: float) -> np.ndarray:
+    """3x3: the lattice plane on the tile tops (pitch = 1) -> work-image pixels, as `camera` sees it."""
+    plane_to_work = np.diag([scale, scale, 1.0]) @ camera.plane_homography(0.0) @ np.diag([pitch, pitch, 1.0])
+    return plane_to_work / plane_to_work[2, 2]
 
 
 def _lattice_fit_quality(img_to_plane, seg):

@@ -82,9 +82,7 @@ def test_a_camera_turned_off_the_tiles_is_turned_back_onto_their_outlines(tilt):
     turn, _ = cv2.Rodrigues(np.array([np.radians(1.5), 0.0, 0.0]))
     R = turn @ geo.camera.R
     turned = Camera(K=geo.camera.K, R=R, t=geo.camera.R @ centre + geo.camera.t - R @ centre, focal_estimated=True)
-    plane_to_work = np.diag([geo.scale, geo.scale, 1.0]) @ turned.plane_homography(0.0) @ \
-        np.diag([geo.pitch_mm, geo.pitch_mm, 1.0])
-    off = replace(geo, camera=turned, plane_to_work=plane_to_work / plane_to_work[2, 2])
+    off = geo.with_camera(turned)
     refitted = refine_on_tiles(off, located.edges, located.first.tiles, profile)
     assert worst_offset(off) > 0.03
     assert worst_offset(refitted) < 0.03
