@@ -56,6 +56,7 @@ FOCAL_PRIOR_SPREAD = 0.25        # ~25% either way: fields of view of 55-80 degr
 DEFAULT_FOCAL = 0.62           # focal length / image diagonal of a typical phone camera (HFOV ~65°)
 OUTLINE_SEARCH_PX = (4.0, 3.0, 2.0, 2.0, 1.5, 1.5)   # refine_on_tiles' rounds: how far (working pixels) each point
                                                     # of a tile's outline looks for its edge, either side
+OUTLINE_SEARCH_STEP_PX = 0.5    # ... in steps of this
 OUTLINE_EDGE = 0.35             # edge strength (in the World's typical) at which an outline point finds its edge
 OUTLINE_POINTS = 30             # fewest outline points on edges that refine a camera
 _OUTLINE_T = np.linspace(0.15, 0.85, 6)                       # points along each side of a tile's top face
@@ -838,7 +839,7 @@ def refine_on_tiles(geo: WorldGeometry, edges, tiles, profile: SetProfile) -> Wo
 
     for search in OUTLINE_SEARCH_PX:
         p, n = on_outline(params)
-        offsets = np.arange(-search, search + 0.25, 0.5)
+        offsets = np.arange(-search, search + OUTLINE_SEARCH_STEP_PX / 2, OUTLINE_SEARCH_STEP_PX)
         strength = edges.across(p, n, offsets)
         best = strength.argmax(axis=0)
         found = (strength[best, np.arange(len(p))] >= OUTLINE_EDGE) & (best > 0) & (best < len(offsets) - 1) & \
@@ -847,7 +848,8 @@ def refine_on_tiles(geo: WorldGeometry, edges, tiles, profile: SetProfile) -> Wo
             return geo
         at = np.clip(best, 1, len(offsets) - 2)
         below, peak, above = (strength[at + k, np.arange(len(p))] for k in (-1, 0, 1))
-        subpixel = np.clip(0.5 * (below - above) / np.minimum(below - 2 * peak + above, -1e-6), -0.5, 0.5) * 0.5
+        vertex = 0.5 * (below - above) / np.minimum(below - 2 * peak + above, -1e-6)     # of a parabola through them
+        subpixel = np.clip(vertex, -0.5, 0.5) * OUTLINE_SEARCH_STEP_PX
         target = p[found] + (offsets[best[found]] + subpixel[found])[:, None] * n[found]
 
         def across(params):

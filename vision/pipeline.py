@@ -220,8 +220,8 @@ def _chosen_lattice(image, profile) -> LocatedWorld:
 
 def _refined(located: LocatedWorld, profile) -> LocatedWorld:
     """`located` with its camera refitted to the outlines of its first read's tiles (refine_on_tiles)
-    and its tiles read again on it (1,080 photos: 15 more Worlds exact, the median tile 0.019 of a
-    pitch off its true place, 0.013 refined; BENCHMARKS.md, session 86)."""
+    and its tiles read again on it (1,080 photos: 15 more Worlds exact; the samples' median tile
+    0.019 of a pitch off its true place, 0.015 refined; BENCHMARKS.md, session 86)."""
     geo = refine_on_tiles(located.geometry, located.edges, located.first.tiles, profile)
     if geo is located.geometry:
         return located
