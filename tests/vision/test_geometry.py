@@ -24,16 +24,24 @@ def _fit(img):
     return loaded, find_world(straight_edges(loaded.gray), colours, prof, loaded.size, loaded.scale)
 
 
+def _true_tiles_in_plane(scene: Scene, cam, geo) -> np.ndarray:
+    """The centres of the scene's tiles, rendered through `cam`, in the lattice plane of `geo`."""
+    px = np.array([cam.project([[*(np.array(cell_to_plane(c)) * scene.pitch_mm), 0.0]])[0] for c in scene.tiles])
+    return geo.work_to_plane(px * geo.scale)
+
+
+def _off_the_lattice(plane: np.ndarray) -> np.ndarray:
+    """How far points of the lattice plane lie from their nearest lattice point, in pitches."""
+    return np.linalg.norm(plane - cells_to_plane(plane_to_cells(plane)), axis=1)
+
+
 @pytest.mark.parametrize("tilt", [0, 12, 25, 40, 52, 60])
 def test_lattice_fits_every_tile_centre(tilt):
     scene = random_scene(100 + tilt, tilt, n_tiles=14)
     img, cam = render(scene)
-    loaded, geo = _fit(img)
-    true_px = np.array([cam.project([[*(np.array(cell_to_plane(c)) * scene.pitch_mm), 0.0]])[0]
-                        for c in scene.tiles]) * loaded.scale
-    plane = geo.work_to_plane(true_px)
-    err = np.linalg.norm(plane - cells_to_plane(plane_to_cells(plane)), axis=1)
-    assert err.max() < 0.12                       # within an eighth of a tile of a lattice point
+    _, geo = _fit(img)
+    plane = _true_tiles_in_plane(scene, cam, geo)
+    assert _off_the_lattice(plane).max() < 0.12   # within an eighth of a tile of a lattice point
     # lattice neighbours stay neighbours: the fit is not a sub- or super-lattice
     cells = {tuple(c) for c in plane_to_cells(plane)}
     assert len(cells) == len(scene.tiles)
@@ -71,12 +79,9 @@ def test_a_camera_turned_off_the_tiles_is_turned_back_onto_their_outlines(tilt):
     profile = replace(load_profile(), tile_width_mm=scene.tile_mm, tile_gap_mm=scene.pitch_mm - scene.tile_mm)
     located = locate_world(load_image(img), profile)
     geo = located.geometry
-    true_px = np.array([cam.project([[*(np.array(cell_to_plane(c)) * scene.pitch_mm), 0.0]])[0]
-                        for c in scene.tiles])
 
     def worst_offset(geo):
-        plane = geo.work_to_plane(true_px * geo.scale)
-        return np.linalg.norm(plane - cells_to_plane(plane_to_cells(plane)), axis=1).max()
+        return _off_the_lattice(_true_tiles_in_plane(scene, cam, geo)).max()
 
     centre = np.append(cells_to_plane(sorted(located.first.tiles)).mean(axis=0) * geo.pitch_mm, 0.0)
     turn, _ = cv2.Rodrigues(np.array([np.radians(1.5), 0.0, 0.0]))
